@@ -13,7 +13,7 @@ mon reste, put or redeal) and ``envido`` (a pending envido question, which goes 
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from .actions import layout_of
 from .errors import IllegalActionError, TrucError
@@ -29,7 +29,7 @@ FIRST_DEALER = -3
 ENVIDO_VALUES = {"envido": 2, "real_envido": 3}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _winner(counts: tuple, first: int, tie_rule: str, all_tied: int) -> int:
     """Index of the side that wins with these trick counts, or -1 for nobody (RULES.md §0)."""
     best = max(counts)
@@ -41,7 +41,7 @@ def _winner(counts: tuple, first: int, tie_rule: str, all_tied: int) -> int:
     return first if (tie_rule == "earliest" and first in top) else -1
 
 
-@lru_cache(maxsize=None)
+@cache
 def _possible_winners(counts: tuple, first: int, remaining: int, tie_rule: str, all_tied: int) -> frozenset:
     """Every hand winner still reachable by some result of the remaining tricks."""
     if remaining == 0:
@@ -543,7 +543,7 @@ class State:
         """The seña names that truthfully describe a card in this hand."""
         fam, v = self.rules.family, self.rules.variant
         text = fam.format(card)
-        rank, suit = text[:-1], text[-1]
+        rank = text[:-1]
         names = []
         if v == "truco_argentino":
             if text in ("1e", "1b", "7e", "7o"):
@@ -805,7 +805,7 @@ class State:
         self.phase = "envido"
 
     def _apply_envido_answer(self, seat: int, a: int) -> None:
-        L, r = self.L, self.rules
+        L = self.L
         if a == L.ACCEPT:
             self._settle_envido(accepted=True)
         elif a == L.REFUSE:

@@ -254,13 +254,21 @@ class Rules:
 
     def describe(self) -> str:
         """A human summary: the variant and every option with its value and default."""
-        lines = [SUMMARIES[self.variant], "", f"{'option':<14}{'value':<22}{'default':<22}meaning"]
+        lines = [SUMMARIES[self.variant], "", f"{'option':<14}{'value':<16}{'default':<16}meaning"]
         for name, spec in option_specs(self.variant).items():
-            lines.append(f"{name:<14}{_fmt(self.options.get(name)):<22}{_fmt(spec.default):<22}{spec.doc}")
+            value, default = _fmt(self.options.get(name)), _fmt(spec.default)
+            if name == "signals":
+                lines.append(f"{name:<14}{'':<32}{spec.doc}")
+                lines.append(f"{'':<14}value:   {value}")
+                lines.append(f"{'':<14}default: {default}")
+                continue
+            lines.append(f"{name:<14}{value:<16}{default:<16}{spec.doc}")
         return "\n".join(lines)
 
 
 def _fmt(v) -> str:
+    if isinstance(v, dict):
+        return ",".join(f"{k}={x}" for k, x in v.items())
     return "-" if v is None else str(v)
 
 

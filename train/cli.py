@@ -1,0 +1,107 @@
+"""The ``truc`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import yaml
+
+from truc_env.errors import TrucError
+
+
+def _load_config(path: str) -> dict:
+    try:
+        with open(path) as f:
+            cfg = yaml.safe_load(f) or {}
+    except OSError as e:
+        raise TrucError(f"cannot read config {path}: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise TrucError(f"config {path} is not valid YAML: {e}") from None
+    if not isinstance(cfg, dict):
+        raise TrucError(f"config {path} must be a mapping of settings")
+    return cfg
+
+
+def cmd_rules(args) -> None:
+    from truc_env.rules import make_rules
+
+    options = json.loads(args.options) if args.options else {}
+    print(make_rules(args.variant, **options).describe())
+
+
+def cmd_replay(args) -> None:
+    from truc_env.engine import CHANCE, DEAL_DRAW
+    from truc_env.records import load, outcome, replay_state
+    from truc_env.render import render
+
+    record = load(args.record)
+    state = replay_state(record)
+    fam = state.rules.family
+    for i, log in enumerate(state.hand_log):
+        if i == len(state.hand_log) - 1 and state.hand_over and "hand_points" not in log:
+            break  # the next deal has begun but nothing was played in it
+        print(f"hand {i + 1}: dealer {log['dealer']}, score before {log['score']}")
+        end = log.get("end", len(state.history))
+        events = state.history[log["start"]:end]
+        drawn = [a for actor, a, aux in events if actor == CHANCE and aux == DEAL_DRAW]
+        print("  cards drawn: " + " ".join(fam.format(c) for c in drawn))
+        for actor, action, aux in events:
+            if actor >= 0:
+                print(f"  {actor} {state.action_to_string(action)}")
+            elif aux >= 0:
+                print(f"  c {'seen' if action else 'unseen'} {aux}")
+        if "hand_points" in log:
+            print(f"  hand points {log['hand_points']}")
+    if not state.hand_over:
+        print(render(state, viewer=None))
+    print(json.dumps(outcome(state)))
+
+
+def cmd_demo(args) -> None:
+    from train.demo import play_demo
+
+    cfg = _load_config(args.config)
+    known = {"variant", "options", "seed", "show_hands"}
+    unknown = set(cfg) - known
+    if unknown:
+        raise TrucError(f"{args.config}: unknown setting(s) {sorted(unknown)}; allowed: {sorted(known)}")
+    if args.seed is not None:
+        cfg["seed"] = args.seed
+    play_demo(cfg.get("variant", "le_truc"), cfg.get("options") or {}, int(cfg.get("seed", 0)),
+              int(cfg.get("show_hands", 3)))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="truc", description="truc-env: the Truc family of card games for research.")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("rules", help="print a variant's rules summary and its options with defaults")
+    r.add_argument("variant")
+    r.add_argument("--options", help='options as JSON, e.g. \'{"players": 2}\'')
+    r.set_defaults(func=cmd_rules)
+    rp = sub.add_parser("replay", help="replay a JSON game record and print the hands and the result")
+    rp.add_argument("record")
+    rp.set_defaults(func=cmd_replay)
+    d = sub.add_parser("demo", help="play a game between random players, rendering the first hands")
+    d.add_argument("--config", default="configs/demo.yaml")
+    d.add_argument("--seed", type=int)
+    d.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except TrucError as e:
+        print(f"truc: error: {e}", file=sys.stderr)
+        return 2
+    except json.JSONDecodeError as e:
+        print(f"truc: error: --options is not valid JSON: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""The demo job: one game between uniformly random players, with the first hands rendered."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from truc_env.engine import State, sample_chance
+from truc_env.render import render
+from truc_env.rules import make_rules
+
+
+def play_demo(variant: str = "le_truc", options: dict | None = None, seed: int = 0, show_hands: int = 3,
+              out=print) -> State:
+    """Play one full game with random legal actions; print the first hands move by move."""
+    rules = make_rules(variant, **(options or {}))
+    rng = np.random.default_rng(seed)
+    state = State(rules)
+    shown = 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.apply_action(sample_chance(state, rng))
+            continue
+        legal = state.legal_actions()
+        action = legal[int(rng.integers(len(legal)))]
+        seat = state.current_player()
+        if shown < show_hands:
+            out(render(state, viewer=None))
+            out(f"  >> seat {seat}: {state.action_to_string(action)}\n")
+        done = state.hands_completed
+        state.apply_action(action)
+        if state.hands_completed > done:
+            if shown < show_hands:
+                out(f"== hand {done + 1} over: points {state.last_hand_points}, score {state.score}\n")
+            shown += 1
+    out(f"Game over after {state.hands_completed} hands: final score {state.score}; side {state.winner} wins.")
+    return state

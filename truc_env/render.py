@@ -1,0 +1,85 @@
+"""Text rendering of a state from one seat's point of view, or omniscient for debugging."""
+
+from __future__ import annotations
+
+from .engine import CHANCE, TERMINAL, State
+
+
+def visible_hand(state: State, viewer: int | None, seat: int) -> list[int] | None:
+    """The cards of ``seat`` that ``viewer`` may see (None = hidden); slots keep -1 for played cards."""
+    hand = state.hands[seat]
+    if viewer is None:
+        return list(hand)
+    if state.special == "iron" and state.rules.blind:
+        return None
+    r = state.rules
+    if seat == viewer:
+        return list(hand)
+    eleven = state.special == "eleven" or state.phase == "eleven"
+    if eleven and r.partnership and r.side(seat) == r.side(viewer) and \
+            r.side(seat) == r.side(state.eleven_seat if state.eleven_seat >= 0 else viewer):
+        return list(hand)
+    return None
+
+
+def render(state: State, viewer: int | None = None) -> str:
+    """A multi-line text picture of the table; ``viewer=None`` shows every hand."""
+    r = state.rules
+    fam = r.family
+    card = fam.format
+    side = r.side
+    lines = []
+    who = "omniscient" if viewer is None else f"seat {viewer}"
+    score = " - ".join(str(s) for s in state.score)
+    lines.append(f"{r.variant} ({who}) | score {score} (target {r.target}) | dealer {state.dealer}"
+                 + (f" | {state.special} hand" if state.special else ""))
+    if state.is_terminal():
+        result = f"side {state.winner} wins the game" if state.game_over else "hand over"
+        lines.append(f"  {result}; last hand points {state.last_hand_points}")
+        return "\n".join(lines)
+    stake = r.ladder[state.level]
+    extra = ""
+    if state.all_in_accepted:
+        extra = f" + {r.all_in} accepted"
+    lines.append(f"  stake {stake}{extra} | trick {state.trick_no + 1} of {r.hand_size}"
+                 + (f" | vira {card(state.vira)}" if state.vira >= 0 else ""))
+    for seat in range(r.players):
+        if seat not in state.active and state.dealt:
+            status = " (out)"
+        else:
+            status = ""
+        tag = f"seat {seat}" + (" (you)" if seat == viewer else "") + (f" side {side(seat)}" if r.n_sides == 2 else "")
+        if r.governors and r.players == 4 and state.dealer >= 0 and state.governor(seat) == seat:
+            tag += " governor"
+        hand = visible_hand(state, viewer, seat)
+        if hand is None:
+            shown = " ".join("??" for c in state.hands[seat] if c >= 0)
+        else:
+            shown = " ".join(card(c) for c in hand if c >= 0)
+        lines.append(f"  {tag:<28}{shown}{status}")
+    played = " ".join(f"{s}:{card(c)}" for s, c in state.trick)
+    if state.trick_winners:
+        results = ", ".join("tie" if w < 0 else f"seat {w}" for w in state.trick_winners)
+        lines.append(f"  tricks won: {results}")
+    lines.append(f"  on the table: {played or '-'}")
+    for sender, token, trick, seen in state.signals:
+        if viewer is None or seen >> viewer & 1:
+            lines.append(f"  signal from seat {sender} (trick {trick + 1}): {state.L.signal_tokens[token]}")
+        elif r.side(sender) != r.side(viewer):
+            lines.append(f"  signal from seat {sender} (trick {trick + 1}): unseen")
+    if state.instruction >= 0:
+        lines.append(f"  instruction to seat {state.turn}: {state.L.instruct_tokens[state.instruction]}")
+    if state.env_result is not None:
+        lines.append(f"  envido: seat {state.env_result[0]} wins with {state.env_result[1]}")
+    if state.call_kind:
+        lines.append(f"  pending: seat {state.call_caller} calls {state.call_kind}")
+    if state.env_queue:
+        lines.append(f"  pending envido: {' '.join(state.env_calls)} by seat {state.env_caller}")
+    actor = state.current_player()
+    if actor == CHANCE:
+        lines.append("  (dealing)")
+    elif actor != TERMINAL:
+        lines.append(f"  to act: seat {actor}")
+        if viewer is None or viewer == actor:
+            lines.append("  legal: " + ", ".join(state.action_to_string(a) for a in state.legal_actions()))
+    return "\n".join(lines)
