@@ -3,23 +3,7 @@
 from __future__ import annotations
 
 from .engine import CHANCE, TERMINAL, State
-
-
-def visible_hand(state: State, viewer: int | None, seat: int) -> list[int] | None:
-    """The cards of ``seat`` that ``viewer`` may see (None = hidden); slots keep -1 for played cards."""
-    hand = state.hands[seat]
-    if viewer is None:
-        return list(hand)
-    if state.special == "iron" and state.rules.blind:
-        return None
-    r = state.rules
-    if seat == viewer:
-        return list(hand)
-    eleven = state.special == "eleven" or state.phase == "eleven"
-    if eleven and r.partnership and r.side(seat) == r.side(viewer) and \
-            r.side(seat) == r.side(state.eleven_seat if state.eleven_seat >= 0 else viewer):
-        return list(hand)
-    return None
+from .view import signal_seen, visible_hand
 
 
 def render(state: State, viewer: int | None = None) -> str:
@@ -56,17 +40,18 @@ def render(state: State, viewer: int | None = None) -> str:
             shown = " ".join("??" for c in state.hands[seat] if c >= 0)
         else:
             shown = " ".join(card(c) for c in hand if c >= 0)
-        lines.append(f"  {tag:<28}{shown}{status}")
+        lines.append(f"  {tag:<34}{shown}{status}")
     played = " ".join(f"{s}:{card(c)}" for s, c in state.trick)
     if state.trick_winners:
         results = ", ".join("tie" if w < 0 else f"seat {w}" for w in state.trick_winners)
         lines.append(f"  tricks won: {results}")
     lines.append(f"  on the table: {played or '-'}")
-    for sender, token, trick, seen in state.signals:
-        if viewer is None or seen >> viewer & 1:
-            lines.append(f"  signal from seat {sender} (trick {trick + 1}): {state.L.signal_tokens[token]}")
-        elif r.side(sender) != r.side(viewer):
-            lines.append(f"  signal from seat {sender} (trick {trick + 1}): unseen")
+    for entry in state.signals:
+        sender, token, trick, _ = entry
+        seen = True if viewer is None else signal_seen(state, viewer, entry)
+        if seen is not None:
+            shown = state.L.signal_tokens[token] if seen else "unseen"
+            lines.append(f"  signal from seat {sender} (trick {trick + 1}): {shown}")
     if state.instruction >= 0:
         lines.append(f"  instruction to seat {state.turn}: {state.L.instruct_tokens[state.instruction]}")
     if state.env_result is not None:

@@ -1,0 +1,95 @@
+"""What one seat may see: the single place that decides visibility.
+
+``visible_hand`` says whose cards a seat sees (its own, unless the hand is played blind; its
+partner's in a mão de onze). ``seat_view`` gathers everything the seat knows into a plain dict with
+seats relative to the viewer (0 = itself, 1 = next in play order, ...): what heuristic agents read,
+and what the observation encoders and the renderer are built from.
+"""
+
+from __future__ import annotations
+
+from .engine import State
+
+
+def sees_hand(state: State, viewer: int, seat: int) -> bool:
+    """Does ``viewer`` see the unplayed cards of ``seat``?"""
+    r = state.rules
+    if state.special == "iron" and r.blind:
+        return False
+    if seat == viewer:
+        return True
+    eleven = state.special == "eleven" or state.phase == "eleven"
+    return (eleven and r.partnership and r.side(seat) == r.side(viewer)
+            and state.eleven_seat >= 0 and r.side(seat) == r.side(state.eleven_seat))
+
+
+def visible_hand(state: State, viewer: int | None, seat: int) -> list[int] | None:
+    """The cards of ``seat`` as ``viewer`` sees them (slots, -1 = played), or None if hidden."""
+    if viewer is None or sees_hand(state, viewer, seat):
+        return list(state.hands[seat])
+    return None
+
+
+def signal_seen(state: State, viewer: int, entry) -> bool | None:
+    """True/False: the viewer saw / did not see this signal; None: it is not an opponent's concern."""
+    sender, _, _, seen = entry
+    if seen >> viewer & 1:
+        return True
+    return False if state.rules.side(sender) != state.rules.side(viewer) else None
+
+
+def strength_percentile(state: State, card: int) -> float:
+    """A card's strength as the fraction of the deck it beats (0 = weakest, 1 = beats every other)."""
+    strength = state.strength
+    mine = strength[card]
+    deck = state.rules.deck
+    return sum(1 for c in deck if strength[c] < mine) / (len(deck) - 1)
+
+
+def seat_view(state: State, seat: int) -> dict:
+    """Everything ``seat`` knows, seats relative to it (0 = itself, k = k seats later in play order)."""
+    r, n = state.rules, state.rules.players
+    rel = lambda s: (s - seat) % n  # noqa: E731
+    hands = {}
+    for s in range(n):
+        h = visible_hand(state, seat, s)
+        if h is not None:
+            hands[rel(s)] = [c for c in h if c >= 0]
+    own = hands.get(0, [])
+    signals = []
+    for entry in state.signals:
+        seen = signal_seen(state, seat, entry)
+        if seen is not None:
+            token = state.L.signal_tokens[entry[1]] if seen else "unseen"
+            signals.append({"sender": rel(entry[0]), "token": token, "trick": entry[2]})
+    return {
+        "seat": seat,
+        "players": n,
+        "side": r.side(seat),
+        "dealer": rel(state.dealer) if state.dealer >= 0 else -1,
+        "phase": state.phase,
+        "hands": hands,
+        "own": own,
+        "own_strength": [strength_percentile(state, c) for c in own],
+        "unseen_slots": [i for i, c in enumerate(state.hands[seat]) if c >= 0] if 0 not in hands else [],
+        "given": state.given[seat],
+        "vira": state.vira,
+        "trick_no": state.trick_no,
+        "trick": [(rel(s), c) for s, c in state.trick],
+        "trick_winners": [rel(w) if w >= 0 else -1 for w in state.trick_winners],
+        "leader": rel(state.leader),
+        "stake": r.ladder[state.level],
+        "level": state.level,
+        "raise_side_last": state.last_raiser_side,
+        "all_in_accepted": state.all_in_accepted,
+        "special": state.special,
+        "call": state.call_kind,
+        "caller": rel(state.call_caller) if state.call_caller >= 0 else -1,
+        "envido_calls": list(state.env_calls),
+        "envido_result": (rel(state.env_result[0]), state.env_result[1]) if state.env_result else None,
+        "signals": signals,
+        "instruction": state.L.instruct_tokens[state.instruction] if state.instruction >= 0 else None,
+        "score": [state.score[(r.side(seat) + k) % r.n_sides] for k in range(r.n_sides)],
+        "target": r.target,
+        "active": sorted(rel(s) for s in state.active),
+    }
