@@ -13,7 +13,7 @@ $(BIN)/truc: pyproject.toml
 install: $(BIN)/truc
 
 run: install
-	$(BIN)/truc demo
+	$(BIN)/truc arena --config configs/arena.yaml
 
 test: install
 	$(BIN)/ruff check .

@@ -73,6 +73,30 @@ def cmd_demo(args) -> None:
               int(cfg.get("show_hands", 3)))
 
 
+def cmd_arena(args) -> None:
+    from train.arena import ArenaConfig, run_arena
+    from train.report import ranking_table
+
+    cfg = _load_config(args.config)
+    for key in ("out", "workers", "backend", "deals", "seed"):
+        value = getattr(args, key)
+        if value is not None:
+            cfg[key] = value
+    config = ArenaConfig.from_dict(cfg)
+    summary = run_arena(config, resume=args.resume)
+    print(ranking_table(summary))
+    if summary.get("variance_reduction"):
+        print(f"\nduplicate deals: variance reduction x{summary['variance_reduction']:.2f}")
+    print(f"\nresults in {config.out}/ (summary.json, summary.csv, report.md, ratings.png, pairwise.png, games.jsonl)")
+
+
+def cmd_play(args) -> None:
+    from train.play import play_human
+
+    options = json.loads(args.options) if args.options else {}
+    play_human(args.variant, options, args.opponents, seat=args.seat, seed=args.seed)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="truc", description="truc-env: the Truc family of card games for research.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -87,6 +111,23 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--config", default="configs/demo.yaml")
     d.add_argument("--seed", type=int)
     d.set_defaults(func=cmd_demo)
+    a = sub.add_parser("arena", help="run a tournament between agents and write its report")
+    a.add_argument("--config", default="configs/arena.yaml")
+    a.add_argument("--resume", action="store_true", help="continue an interrupted tournament in the same 'out'")
+    a.add_argument("--out")
+    a.add_argument("--workers", type=int)
+    a.add_argument("--backend", choices=["multiprocessing", "ray"])
+    a.add_argument("--deals", type=int)
+    a.add_argument("--seed", type=int)
+    a.set_defaults(func=cmd_arena)
+    pl = sub.add_parser("play", help="play a whole game in the terminal against agents")
+    pl.add_argument("--variant", default="le_truc")
+    pl.add_argument("--options", help="options as JSON")
+    pl.add_argument("--opponents", nargs="+", default=["heuristic:honest"],
+                    help="agent specs for the other seats in order after yours (one spec fills them all)")
+    pl.add_argument("--seat", type=int, default=0)
+    pl.add_argument("--seed", type=int, default=0)
+    pl.set_defaults(func=cmd_play)
     return p
 
 

@@ -74,6 +74,7 @@ def seat_view(state: State, seat: int) -> dict:
         "unseen_slots": [i for i, c in enumerate(state.hands[seat]) if c >= 0] if 0 not in hands else [],
         "given": state.given[seat],
         "vira": state.vira,
+        "strength": state.strength,  # public: the ranking of this hand (manilhas follow the vira)
         "trick_no": state.trick_no,
         "trick": [(rel(s), c) for s, c in state.trick],
         "trick_winners": [rel(w) if w >= 0 else -1 for w in state.trick_winners],
@@ -93,3 +94,44 @@ def seat_view(state: State, seat: int) -> dict:
         "target": r.target,
         "active": sorted(rel(s) for s in state.active),
     }
+
+
+class SeatObservation(dict):
+    """What an agent is given at its decision: a dict whose costly entries are built on first use.
+
+    Keys: ``seat``, ``rules``, ``action_mask``, ``view`` (:func:`seat_view`), ``observation`` (the flat
+    vector of the environments), ``info_state`` (perfect-recall string), ``text`` (the rendered table
+    from the seat's side). Valid only during the decision it was made for.
+    """
+
+    def __init__(self, state: State, seat: int, action_mask=None):
+        super().__init__(seat=seat, rules=state.rules)
+        self._state = state
+        if action_mask is not None:
+            self["action_mask"] = action_mask
+
+    def __missing__(self, key):
+        state, seat = self._state, self["seat"]
+        if key == "view":
+            value = seat_view(state, seat)
+        elif key == "observation":
+            from .observe import encode
+
+            value = encode(state, seat)
+        elif key == "info_state":
+            from .observe import info_state_string
+
+            value = info_state_string(state, seat)
+        elif key == "text":
+            from .render import render
+
+            value = render(state, seat)
+        elif key == "action_mask":
+            import numpy as np
+
+            value = np.zeros(state.L.size, dtype=np.int8)
+            value[state.legal_actions()] = 1
+        else:
+            raise KeyError(key)
+        self[key] = value
+        return value

@@ -1,0 +1,24 @@
+"""The agent interface: ``act(observation, action_mask) -> int``, plus an optional ``reset``."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+
+class Agent(Protocol):
+    name: str
+
+    def act(self, observation, action_mask: np.ndarray) -> int:
+        """Choose a legal action id given the seat's observation and the legal-action mask."""
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new game; ``seed`` makes a stochastic agent reproducible."""
+
+
+def legal_ids(action_mask) -> np.ndarray:
+    ids = np.flatnonzero(np.asarray(action_mask))
+    if ids.size == 0:
+        raise ValueError("the action mask has no legal action: an agent was asked to act where nobody may")
+    return ids

@@ -1,0 +1,219 @@
+"""Rule-of-thumb players a Truco table would recognise, for every variant.
+
+They read ``observation["view"]`` (:func:`truc_env.view.seat_view`: only what the seat knows) and
+judge their hand by card strength this hand (manilhas included), tricks already won or lost, the
+partner's signals or visible hand, and envido points; they raise, accept and call by thresholds that
+climb with the stake. Styles:
+
+- ``honest``: raises and accepts by strength alone;
+- ``bluffer``: as honest, and also raises (and calls envido) with weak hands at ``bluff_rate``;
+- ``cautious``: raises only strong hands and refuses more often.
+
+In partnership games they signal truthfully (their best card, or a strength class in ``free`` mode,
+where the convention is "higher token = stronger hand"), trust their partner's signals, give
+instructions as governors and obey them (the engine narrows their legal plays).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from truc_env.actions import layout_of
+from truc_env.engine import envido_points
+
+from .base import legal_ids
+
+
+def _ours(view, rel_seat: int) -> bool:
+    """Is this seat (relative to the viewer) on the viewer's side?"""
+    return rel_seat % 2 == 0 if view["rules_partnership"] else rel_seat == 0
+
+
+@dataclass(frozen=True)
+class Style:
+    raise_at: float  # hand strength from which to raise
+    accept_at: float  # strength from which to accept a raise at the first step
+    per_level: float  # how much both thresholds climb per accepted step
+    bluff_rate: float  # chance to raise a weak hand anyway
+    envido_call: int  # envido points from which to call envido
+    envido_accept: int
+
+
+STYLES = {
+    "honest": Style(raise_at=0.68, accept_at=0.5, per_level=0.04, bluff_rate=0.0, envido_call=28, envido_accept=26),
+    "bluffer": Style(raise_at=0.68, accept_at=0.45, per_level=0.03, bluff_rate=0.3, envido_call=28, envido_accept=25),
+    "cautious": Style(raise_at=0.8, accept_at=0.6, per_level=0.05, bluff_rate=0.0, envido_call=30, envido_accept=28),
+}
+
+
+class HeuristicAgent:
+    """A threshold player; see the module docstring for the styles."""
+
+    def __init__(self, style: str = "honest", seed: int | None = None):
+        if style not in STYLES:
+            raise ValueError(f"unknown heuristic style {style!r}; styles: {', '.join(STYLES)}")
+        self.style_name = style
+        self.style = STYLES[style]
+        self.name = f"heuristic:{style}"
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    # ------------------------------------------------------------------ judging the hand
+    @staticmethod
+    def _pct(view, card: int) -> float:
+        strength = view["strength"]
+        mine = strength[card]
+        deck = [s for s in strength if s >= 0]
+        return sum(1 for s in deck if s < mine) / max(1, len(deck) - 1)
+
+    def _hand_strength(self, view) -> float:
+        own = sorted((self._pct(view, c) for c in view["own"]), reverse=True)
+        if not own:  # blind hand: nothing known
+            base = 0.5
+        else:
+            weights = (0.55, 0.3, 0.15)[: len(own)]
+            base = sum(w * p for w, p in zip(weights, own)) / sum(weights)
+        partner = self._partner_strength(view)
+        if partner is not None:
+            base = 0.6 * base + 0.4 * max(base, partner)
+        won = sum(1 for w in view["trick_winners"] if w >= 0 and _ours(view, w))
+        lost = sum(1 for w in view["trick_winners"] if w >= 0) - won
+        return float(np.clip(base + 0.2 * won - 0.25 * lost, 0.0, 1.0))
+
+    def _partner_strength(self, view) -> float | None:
+        if not view["rules_partnership"]:
+            return None
+        if 2 in view["hands"] and view["hands"][2]:
+            return max(self._pct(view, c) for c in view["hands"][2])
+        tokens = [s["token"] for s in view["signals"] if s["sender"] == 2 and s["token"] not in ("none", "unseen")]
+        if not tokens:
+            return None
+        token = tokens[-1]
+        if token.isdigit() and view.get("signal_mode") == "free":
+            return (int(token) + 0.5) / view["vocab"]
+        ranks = [c for c in range(len(view["strength"])) if view["strength"][c] >= 0
+                 and view["card_rank"](c) == token]
+        if ranks:
+            return max(self._pct(view, c) for c in ranks)
+        return 0.9  # a seña names a manilha or a top card
+
+    # ------------------------------------------------------------------ choosing
+    def act(self, observation, action_mask) -> int:
+        rules = observation["rules"]
+        L = layout_of(rules)
+        ids = legal_ids(action_mask)
+        names = {L.to_string(int(a)): int(a) for a in ids}
+        view = dict(observation["view"])
+        view["rules_partnership"] = rules.partnership
+        view["signal_mode"] = rules.signals.mode
+        view["vocab"] = rules.signals.vocab
+        view["card_rank"] = rules.family.rank_of
+        choice = self._choose(view, names, rules)
+        return names[choice] if isinstance(choice, str) else int(choice)
+
+    def _choose(self, view, names: dict, rules):
+        st = self.style
+        phase = view["phase"]
+        strength = self._hand_strength(view)
+        plays = [n for n in names if n.startswith("play ")]
+        if phase == "signal":
+            return self._signal(view, names, strength)
+        if phase == "instruct":
+            return self._instruct(view, names)
+        if phase == "eleven":
+            return "accept" if strength >= 0.45 else "refuse"
+        if phase == "give":
+            return next(iter(names))
+        if phase == "discard":
+            return min(names, key=lambda n: self._pct(view, rules.family.parse(n.split()[1])))
+        if phase == "envido":
+            return self._envido_answer(view, names, rules)
+        if phase == "answer":
+            if view["call"] == "redeal":
+                return "accept" if strength < 0.4 else "refuse"
+            if any(n in names for n in ("envido", "real_envido")) and self._envido_pts(view, rules) >= st.envido_call:
+                return "envido"
+            need = st.accept_at + st.per_level * view["level"]
+            if view["call"] in ("rest", "put"):
+                need = max(need, 0.62)
+            if "raise" in names and strength >= need + 0.25:
+                return "raise"
+            if strength >= need or (st.bluff_rate and self.rng.random() < st.bluff_rate / 3):
+                return "accept"
+            return "refuse"
+        # a turn: calls before the card
+        if "flor" in names:
+            return "flor"
+        if "redeal" in names and strength < 0.3:
+            return "redeal"
+        if "envido" in names:
+            pts = self._envido_pts(view, rules)
+            if pts >= st.envido_call + 3 and "real_envido" in names:
+                return "real_envido"
+            if pts >= st.envido_call or (st.bluff_rate and self.rng.random() < st.bluff_rate / 2):
+                return "envido"
+        all_in = "rest" if "rest" in names else ("put" if "put" in names else None)
+        if all_in and strength >= 0.85 + (0.05 if all_in == "rest" else 0.0):
+            return all_in
+        if "raise" in names:
+            need = st.raise_at + st.per_level * view["level"]
+            if strength >= need or (st.bluff_rate and strength < 0.4 and self.rng.random() < st.bluff_rate):
+                return "raise"
+        if plays:
+            return self._play(view, plays, rules)
+        return next(iter(names))
+
+    def _envido_pts(self, view, rules) -> int:
+        cards = list(view["own"]) + [c for s, c in view["trick"] if s == 0]
+        return envido_points(cards, rules.family) if cards else 0
+
+    def _envido_answer(self, view, names, rules):
+        pts = self._envido_pts(view, rules)
+        st = self.style
+        if "flor" in names:
+            return "flor"
+        if pts >= st.envido_accept + 4 and "real_envido" in names:
+            return "real_envido"
+        if pts >= st.envido_accept:
+            return "accept"
+        return "refuse"
+
+    def _signal(self, view, names, strength):
+        tokens = [n.split(" ", 1)[1] for n in names if n != "signal none"]
+        if not tokens:
+            return "signal none"
+        if view["signal_mode"] == "free":
+            token = min(view["vocab"] - 1, int(strength * view["vocab"]))
+            return f"signal {token}"
+        if view["signal_mode"] == "card":  # show the best card held
+            best = max(view["own"], key=lambda c: self._pct(view, c), default=None)
+            if best is not None and f"signal {view['card_rank'](best)}" in names:
+                return f"signal {view['card_rank'](best)}"
+        return f"signal {tokens[0]}"  # señas: listed strongest first
+
+    def _instruct(self, view, names):
+        table = view["trick"]
+        if not table:
+            return "instruct none"
+        best_seat, _ = max(table, key=lambda sc: view["strength"][sc[1]])
+        return "instruct low" if _ours(view, best_seat) else "instruct high"
+
+    def _play(self, view, plays, rules):
+        if plays[0].startswith("play slot"):
+            return plays[int(self.rng.integers(len(plays)))]
+        strength = view["strength"]
+        cards = sorted((strength[rules.family.parse(p.split()[1])], p) for p in plays)
+        table = view["trick"]
+        if not table:  # leading: keep the best for later unless a trick is already won
+            won = any(w >= 0 and _ours(view, w) for w in view["trick_winners"])
+            return cards[-1][1] if won or len(cards) == 1 else cards[len(cards) // 2][1]
+        best_seat, best_card = max(table, key=lambda sc: strength[sc[1]])
+        if best_seat != 0 and _ours(view, best_seat):  # the partner is winning it
+            return cards[0][1]
+        beating = [p for s, p in cards if s > strength[best_card]]
+        return beating[0] if beating else cards[0][1]

@@ -1,0 +1,109 @@
+"""The tournament report: a Markdown table and PNG plots beside summary.json."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def ranking_table(summary: dict) -> str:
+    lines = ["| rank | agent | Elo (95% CI) | points/hand | games | separated from next |",
+             "|---:|---|---|---:|---:|:---:|"]
+    for row in summary["ranking"]:
+        sep = {True: "yes", False: "no", None: "—"}[row["separated_from_next"]]
+        lines.append(f"| {row['rank']} | `{row['entrant']}` | {row['elo']:.0f} ({row['elo_lo']:.0f} … "
+                     f"{row['elo_hi']:.0f}) | {row['points_per_hand']:+.3f} | {row['games']} | {sep} |")
+    return "\n".join(lines)
+
+
+def pairing_table(summary: dict) -> str:
+    lines = ["| A | B | deals | A points/hand (95% CI) | A game win rate (95% CI) | variance reduction |",
+             "|---|---|---:|---|---|---:|"]
+    for row in summary["pairings"]:
+        p = row["points_per_hand"]
+        w = row["win_rate"]
+        wr = f"{w['rate']:.3f} ({w['lo']:.3f} … {w['hi']:.3f})" if w else "—"
+        vr = f"×{row['variance_reduction']:.2f}" if row.get("variance_reduction") else "—"
+        mark = " *" if row["separated"] else ""
+        lines.append(f"| `{row['a']}` | `{row['b']}` | {row['deals']} | {p['mean']:+.3f} ({p['lo']:+.3f} … "
+                     f"{p['hi']:+.3f}){mark} | {wr} | {vr} |")
+    return "\n".join(lines)
+
+
+def write_report(cfg, summary: dict, out: Path, hands_per_second: float | None = None) -> None:
+    _plots(summary, out)
+    vr = summary.get("variance_reduction")
+    text = [
+        f"# Tournament: {cfg.variant} ({cfg.format}, {cfg.episode}s)",
+        "",
+        f"Options `{cfg.options}`; {cfg.deals} deals per pairing; duplicate deals: {cfg.duplicate}; seed {cfg.seed}.",
+        "",
+        "## Ranking (Bradley–Terry on all games)",
+        "",
+        ranking_table(summary),
+        "",
+        "![ratings](ratings.png)",
+        "",
+        "## Pairings",
+        "",
+        "`*`: the 95% interval of A's mean points per hand excludes zero.",
+        "",
+        pairing_table(summary),
+        "",
+        "![pairwise](pairwise.png)",
+        "",
+    ]
+    if vr:
+        text += [f"Duplicate deals cut the variance of the points-per-hand estimate by ×{vr:.2f} against "
+                 "plain deals (same number of games).", ""]
+    if hands_per_second:
+        text += [f"Speed of this run: {hands_per_second:.0f} hands per second.", ""]
+    fd, tmp = tempfile.mkstemp(dir=out, suffix=".md.tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write("\n".join(text))
+    os.replace(tmp, out / "report.md")
+
+
+def _plots(summary: dict, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    rk = summary["ranking"]
+    fig, ax = plt.subplots(figsize=(6, 0.5 * len(rk) + 1.5))
+    y = np.arange(len(rk))[::-1]
+    elo = np.array([r["elo"] for r in rk])
+    err = np.array([[r["elo"] - r["elo_lo"] for r in rk], [r["elo_hi"] - r["elo"] for r in rk]])
+    ax.errorbar(elo, y, xerr=err, fmt="o", capsize=4)
+    ax.set_yticks(y, [r["entrant"] for r in rk])
+    ax.set_xlabel("Elo (Bradley–Terry), 95% CI")
+    ax.axvline(0, color="grey", lw=0.5)
+    fig.tight_layout()
+    _save(fig, out / "ratings.png")
+    plt.close(fig)
+
+    names = summary["pairwise"]["entrants"]
+    m = np.array([[np.nan if v is None else v for v in row] for row in summary["pairwise"]["points_per_hand"]])
+    fig, ax = plt.subplots(figsize=(1.2 * len(names) + 2.5, 1.0 * len(names) + 1.5))
+    lim = np.nanmax(np.abs(m)) if np.isfinite(m).any() else 1.0
+    im = ax.imshow(m, cmap="RdBu", vmin=-lim, vmax=lim)
+    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    for i in range(len(names)):
+        for j in range(len(names)):
+            if np.isfinite(m[i, j]):
+                ax.text(j, i, f"{m[i, j]:+.2f}", ha="center", va="center", fontsize=8)
+    fig.colorbar(im, ax=ax, label="row's points per hand against column")
+    fig.tight_layout()
+    _save(fig, out / "pairwise.png")
+    plt.close(fig)
+
+
+def _save(fig, path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".png")
+    os.close(fd)
+    fig.savefig(tmp, dpi=100)
+    os.replace(tmp, path)
