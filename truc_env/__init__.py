@@ -8,3 +8,11 @@ __version__ = "0.1.0"
 
 __all__ = ["CHANCE", "TERMINAL", "State", "new_game", "make_rules", "Rules", "VARIANTS", "TrucError",
            "RulesError", "CardError", "IllegalActionError", "RecordError", "__version__"]
+
+
+def __getattr__(name):  # lazy: importing truc_env must not import pettingzoo
+    if name in ("env", "raw_env"):
+        from . import pettingzoo_env
+
+        return getattr(pettingzoo_env, name)
+    raise AttributeError(f"module 'truc_env' has no attribute {name!r}")

@@ -726,13 +726,16 @@ class State:
         self._remove(seat, card)
         self.trick.append((seat, card))
         self.instruction = -1
-        if len(self.trick) < len(self.active):
-            self._to_turn(self.next_active(seat))
-            return
         strength, side = self.strength, self.rules.side
         best = max(strength[c] for _, c in self.trick)
         holders = [s for s, c in self.trick if strength[c] == best]
         winner = holders[0] if len({side(s) for s in holders}) == 1 else -1
+        if len(self.trick) < len(self.active):
+            # the rest of the trick is the winner's partners: the trick is his whatever they play
+            rest = [s for s in self.active if s not in {t for t, _ in self.trick}]
+            if winner < 0 or any(side(s) != side(winner) for s in rest) or not self._decided_if(winner):
+                self._to_turn(self.next_active(seat))
+                return
         self.trick_winners.append(winner)
         self.trick_leaders.append(self.leader)
         if self._end_if_decided():
@@ -758,6 +761,15 @@ class State:
             self._score(winner, self._hand_value(winner))
         self._end_hand()
         return True
+
+    def _decided_if(self, trick_winner: int) -> bool:
+        """Would this trick's result, as it stands, decide the hand?"""
+        self.trick_winners.append(trick_winner)
+        self.trick_leaders.append(self.leader)
+        decided = self._decided_winner() is not None
+        self.trick_winners.pop()
+        self.trick_leaders.pop()
+        return decided
 
     def _decided_winner(self) -> int | None:
         """The winning side (-1 for nobody) once no remaining trick can change it, else None."""

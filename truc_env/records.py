@@ -81,6 +81,11 @@ def _draw_order(rules, deal, dealer: int, seed) -> list[int]:
     n, hs = rules.players, rules.hand_size
     if "deck" in deal:
         order = _parse_cards(rules, deal["deck"], "deal.deck")
+        if len(order) != len(rules.deck):
+            missing = [rules.family.format(c) for c in rules.deck if c not in set(order)]
+            raise RecordError(f"deal.deck must give the whole {len(rules.deck)}-card deck, top first; "
+                              f"it has {len(order)} cards (missing {', '.join(missing[:6])}"
+                              f"{' …' if len(missing) > 6 else ''})")
         if "hands" in deal:
             dealt = [[order[k * n + (s - dealer - 1) % n] for k in range(hs)] for s in range(n)]
             given = [_parse_cards(rules, h, f"deal.hands[{s}]") for s, h in enumerate(deal["hands"])]

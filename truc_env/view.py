@@ -115,9 +115,9 @@ class SeatObservation(dict):
         if key == "view":
             value = seat_view(state, seat)
         elif key == "observation":
-            from .observe import encode
+            from .observe import encoder_of
 
-            value = encode(state, seat)
+            value = encoder_of(state.rules).encode(state, seat)
         elif key == "info_state":
             from .observe import info_state_string
 
