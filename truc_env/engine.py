@@ -207,16 +207,22 @@ class State:
         side_ret = zero_sum(gained)
         return [side_ret[self.rules.side(s)] for s in range(self.n)]
 
+    _COPY_LISTS = ("score", "hand_points", "last_hand_points", "history", "dealt", "deal_seq", "trick",
+                   "trick_winners", "trick_leaders", "call_queue", "resigned", "env_calls", "env_queue",
+                   "flor_seats", "signal_queue", "intercept_queue", "pass_queue", "given", "discards")
+
     def clone(self) -> State:
         new = State.__new__(State)
         for name in State.__slots__:
-            v = getattr(self, name)
-            if type(v) is list:
-                v = [list(x) if type(x) is list else x for x in v]
-            setattr(new, name, v)
+            setattr(new, name, getattr(self, name))
+        for name in State._COPY_LISTS:
+            setattr(new, name, list(getattr(self, name)))
+        new.hands = [list(h) for h in self.hands]
+        new.dealt_hands = [list(h) for h in self.dealt_hands]
+        new.old_hands = [[list(h) for h in hs] for hs in self.old_hands]
+        new.signals = [list(x) for x in self.signals]
         new.drawn = set(self.drawn)
         new.hand_log = [dict(h) for h in self.hand_log]
-        new.env_calls = list(self.env_calls)
         return new
 
     def action_to_string(self, action: int) -> str:
@@ -363,8 +369,10 @@ class State:
             at = [s >= r.eleven_score for s in self.score]
             if all(at):
                 self.special = "iron"
+                self.hand_log[-1]["special"] = "iron"
             elif any(at):
                 self.eleven_seat = next(s for s in ((d + 1 + k) % n for k in range(n)) if at[r.side(s)])
+                self.hand_log[-1].update(special="eleven", eleven_seat=self.eleven_seat)
                 self.phase = "eleven"
                 return
         self._begin_play()
@@ -846,6 +854,8 @@ class State:
             best = max(pts.values())
             holder = next(s for s in order if pts[s] == best)  # ties go to the seat nearer the mano
             self.env_result = (holder, best)
+            # announced right after the history entry that accepted it
+            self.hand_log[-1].setdefault("envido", []).append((len(self.history) - 1, holder, best))
             self._score(r.side(holder), self._envido_value(chain))
         else:
             before = self._envido_value(chain[:-1]) if len(chain) > 1 else 1

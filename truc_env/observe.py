@@ -22,6 +22,7 @@ import numpy as np
 from .actions import layout_of
 from .engine import CHANCE, DEAL_DRAW, FIRST_DEALER, State
 from .rules import Rules
+from .view import hand_visibility
 
 DECISIONS = ("turn", "answer", "envido", "signal", "instruct", "eleven", "give", "discard")
 CALL_KINDS = ("raise", "all_in", "redeal")
@@ -73,16 +74,11 @@ def rel_seat(seat: int, observer: int, n: int) -> int:
 
 
 def own_cards_visible(state: State, seat: int) -> bool:
-    """False in a blind iron hand (mão de ferro): nobody sees his own unplayed cards."""
-    return not (state.special == "iron" and state.rules.blind)
+    return hand_visibility(state.rules, state.special, state.eleven_seat, seat)[0]
 
 
 def partner_cards_visible(state: State, seat: int) -> bool:
-    """True for the players of the side at 11 in a mão de onze (before deciding and all hand)."""
-    r = state.rules
-    if not r.partnership or state.eleven_seat < 0:
-        return False
-    return (state.special == "eleven" or state.phase == "eleven") and r.side(state.eleven_seat) == r.side(seat)
+    return hand_visibility(state.rules, state.special, state.eleven_seat, seat)[1]
 
 
 def hand_plays(state: State) -> list[tuple[int, int, int]]:
@@ -269,6 +265,9 @@ class Encoder:
         present = set(off)
         self._has = {name: name in present for name in DOCS}
         self._eleven_visibility = r.partnership and r.eleven
+        self._hist_ref, self._hist_start, self._hist_pos = None, -1, 0
+        self._hist_count: list[int] = []
+        self._hist_plays: list[tuple[int, int, int]] = []
 
     def _indices(self, state: State, seat: int):
         n, D = self.n, self.D
@@ -305,22 +304,8 @@ class Encoder:
 
         # cards played this hand: a seat's j-th play is in trick j
         o = self.o_played
-        play_lo, play_hi, slot_lo, slot_hi = self._play_lo, self._play_hi, self._slot_lo, self._slot_hi
-        deck = self.L.deck
-        count = [0] * n
-        history = state.history
-        for i in range(state.hand_log[-1]["start"], len(history)):
-            actor, a, _ = history[i]
-            if actor < 0:
-                continue
-            if play_lo <= a < play_hi:
-                card_i = a - play_lo
-            elif slot_lo <= a < slot_hi:
-                card_i = ci[state.dealt_hands[actor][a - slot_lo]]
-            else:
-                continue
-            add(o + (count[actor] * n + rel[actor]) * D + card_i)
-            count[actor] += 1
+        for t, s, card_i in self._plays(state):
+            add(o + (t * n + rel[s]) * D + card_i)
         o = self.o_trick_winner
         t = 0
         for w in state.trick_winners:
@@ -399,6 +384,40 @@ class Encoder:
             add(self.o_instruction + state.instruction + 1)
         return ones, values
 
+    def _plays(self, state: State) -> list[tuple[int, int, int]]:
+        """(trick, seat, deck index) of the cards played this hand, read incrementally.
+
+        The last state's history list is kept (so its identity cannot be reused) with how far it
+        was read; an environment observing one state step after step reads each entry once.
+        """
+        history = state.history
+        start = state.hand_log[-1]["start"]
+        if history is self._hist_ref and start == self._hist_start:
+            pos, count, plays = self._hist_pos, self._hist_count, self._hist_plays
+        else:
+            pos, count, plays = start, [0] * self.n, []
+        end = len(history)
+        if pos < end:
+            play_lo, play_hi, slot_lo, slot_hi = self._play_lo, self._play_hi, self._slot_lo, self._slot_hi
+            ci = self._card_index
+            plays = list(plays)
+            count = list(count)
+            for i in range(pos, end):
+                actor, a, _ = history[i]
+                if actor < 0:
+                    continue
+                if play_lo <= a < play_hi:
+                    card_i = a - play_lo
+                elif slot_lo <= a < slot_hi:
+                    card_i = ci[state.dealt_hands[actor][a - slot_lo]]
+                else:
+                    continue
+                plays.append((count[actor], actor, card_i))
+                count[actor] += 1
+        self._hist_ref, self._hist_start, self._hist_pos = history, start, end
+        self._hist_count, self._hist_plays = count, plays
+        return plays
+
     def _manilha_indices(self, vira: int, strength) -> list[int]:
         hit = self._manilhas.get(vira)
         if hit is None:
@@ -408,7 +427,7 @@ class Encoder:
         return hit
 
     def _history_indices(self, state: State, seat: int) -> list[int]:
-        L, n = self.L, self.n
+        n = self.n
         base, w = self.size, self.history_width
         out = []
         k = 0
@@ -473,36 +492,9 @@ def encoder_of(rules: Rules) -> Encoder:
 
 
 # ---------------------------------------------------------------------- strings
-def _hand_visibility(rules: Rules, start_score, seat: int) -> tuple[bool, bool]:
-    """(own cards seen, partner's cards seen) for a hand begun at ``start_score``.
-
-    Mirrors the engine's choice of special hand at the deal (RULES.md §4: both sides at 11 is the
-    iron hand, exactly one is the mão de onze); used for hands already over, whose special flag the
-    state no longer holds.
-    """
-    if not rules.eleven:
-        return True, False
-    at = [s >= rules.eleven_score for s in start_score]
-    if all(at):
-        return not rules.blind, False
-    return True, rules.partnership and at[rules.side(seat)] and any(at)
-
-
 def _envido_announcements(state: State) -> dict[int, str]:
-    """History index -> the public envido result announced right after that entry (by replay)."""
-    r = state.rules
-    first = state.hand_log[0] if state.hand_log else None
-    dealer = None if (state.history and state.history[0][2] == FIRST_DEALER) else (first["dealer"] if first else 0)
-    replay = State(r, episode=state.episode, dealer=dealer, score=list(state.start_score))
-    out = {}
-    last = None
-    for i, (_, a, _) in enumerate(state.history):
-        replay.apply_action(a)
-        res = replay.env_result
-        if res is not None and res != last:
-            out[i] = f"envido {res[0]}:{res[1]}"
-        last = res
-    return out
+    """History index -> the public envido result announced right after that entry."""
+    return {i: f"envido {holder}:{points}" for log in state.hand_log for i, holder, points in log.get("envido", ())}
 
 
 def info_state_string(state: State, seat: int) -> str:
@@ -524,7 +516,7 @@ def info_state_string(state: State, seat: int) -> str:
         if h is not None:
             log = state.hand_log[h]
             dealer = log["dealer"]
-            own_seen, partner_seen = _hand_visibility(r, log["score"], seat)
+            own_seen, partner_seen = hand_visibility(r, log.get("special", ""), log.get("eleven_seat", -1), seat)
             drawn = 0
             parts.append(f"|h{h} d{dealer} s{','.join(map(str, log['score']))}")
         if actor == CHANCE:
@@ -545,9 +537,15 @@ def info_state_string(state: State, seat: int) -> str:
                 parts.append(f"saw {last_token}" if a else "unseen")
         else:
             text = L.to_string(a)
-            if L.signal >= 0 and L.signal <= a < L.signal + len(L.signal_tokens):
-                last_token = text
-            if not action_visible(state, seat, actor, a, i):
+            is_signal = L.signal >= 0 and L.signal <= a < L.signal + len(L.signal_tokens)
+            if is_signal:
+                last_token = text.split(" ", 1)[1]
+            if is_signal:
+                # an opponent learns a signal only from his own interception event, which follows
+                visible = actor == seat or r.side(actor) == r.side(seat) or r.signals.intercept >= 1.0
+            else:
+                visible = action_visible(state, seat, actor, a, i)
+            if not visible:
                 text = text.split(" ")[0] + " ?"
             elif L.slot >= 0 and L.slot <= a < L.slot + hs:
                 text += "=" + fam.format(_slot_card(state, actor, a - L.slot, i))
@@ -559,7 +557,7 @@ def info_state_string(state: State, seat: int) -> str:
 
 def _slot_card(state: State, seat: int, slot: int, index: int) -> int:
     """The card in a blind slot played at history entry ``index`` (dealt order of that hand)."""
-    r, n = state.rules, state.rules.players
+    n = state.rules.players
     hand_start = max(log["start"] for log in state.hand_log if log["start"] <= index)
     log = next(lg for lg in state.hand_log if lg["start"] == hand_start)
     draws = [a for actor, a, aux in state.history[hand_start:index] if actor == CHANCE and aux == DEAL_DRAW]
@@ -618,44 +616,3 @@ def observation_string(state: State, seat: int) -> str:
         parts.append("instruct:" + state.L.instruct_tokens[state.instruction])
     parts.append(f"dealer:{state.dealer} score:{','.join(map(str, state.score))}")
     return " ".join(parts)
-
-
-def render_text(state: State, seat: int | None = None) -> str:
-    """A multi-line table view: every hand (spectator, ``seat=None``) or one seat's view."""
-    r = state.rules
-    fam = r.family
-    L = state.L
-    lines = [f"{r.variant}  score {' - '.join(map(str, state.score))} (target {r.target})  "
-             f"dealer {state.dealer}  stake {r.ladder[state.level]}"
-             + (f"  [{state.special}]" if state.special else "")
-             + (f"  vira {fam.format(state.vira)}" if state.vira >= 0 else "")]
-    for s in range(r.players):
-        if seat is None or s == seat and own_cards_visible(state, s) or (
-                s == (seat + 2) % r.players and partner_cards_visible(state, seat)):
-            held = " ".join(fam.format(c) for c in state.held(s)) or "-"
-        else:
-            held = " ".join("??" for _ in state.held(s)) or "-"
-        mark = ""
-        if s not in state.active:
-            mark = " (out)"
-        lines.append(f"  seat {s} (side {r.side(s)}){mark}: {held}")
-    plays = hand_plays(state)
-    for t in range(max([p[0] for p in plays], default=-1) + 1):
-        cards = ", ".join(f"{s}:{fam.format(c)}" for tt, s, c in plays if tt == t)
-        result = ""
-        if t < len(state.trick_winners):
-            w = state.trick_winners[t]
-            result = "  -> tie" if w < 0 else f"  -> seat {w}"
-        lines.append(f"  trick {t + 1}: {cards}{result}")
-    if state.call_kind:
-        lines.append(f"  pending {state.call_kind} by seat {state.call_caller}")
-    if state.env_result is not None:
-        lines.append(f"  envido: seat {state.env_result[0]} with {state.env_result[1]}")
-    actor = state.current_player()
-    if state.is_terminal():
-        lines.append(f"  game over: hand points {state.last_hand_points}"
-                     + (f", side {state.winner} wins" if state.game_over else ""))
-    elif actor >= 0:
-        legal = ", ".join(L.to_string(a) for a in state.legal_actions())
-        lines.append(f"  seat {actor} to act ({state.phase}): {legal}")
-    return "\n".join(lines)

@@ -38,7 +38,8 @@ import pyspiel
 from .actions import layout_of
 from .engine import CHANCE, TERMINAL, State
 from .errors import TrucError
-from .observe import encoder_of, info_state_string, observation_string, render_text
+from .observe import encoder_of, info_state_string, observation_string
+from .render import render
 from .rules import make_rules
 
 _DEFAULTS = {"variant": "le_truc", "options": "", "episode": "game", "score": "", "dealer": -1}
@@ -195,17 +196,24 @@ class TrucState(pyspiel.State):
 
     def __init__(self, game, engine_state: State | None = None):
         super().__init__(game)
-        if engine_state is None:
-            engine_state = State(game.rules, episode=game.episode, dealer=game.first_dealer,
-                                 score=game.start_score)
-        self._e = _Engine(engine_state, engine_state.returns(), [0.0] * game.rules.players)
+        # Built lazily: pyspiel's clone() constructs a state and then replaces its __dict__.
+        self._e = None if engine_state is None else self._wrap(engine_state)
+
+    def _wrap(self, s: State) -> _Engine:
+        return _Engine(s, s.returns(), [0.0] * s.rules.players)
+
+    def _fresh(self) -> _Engine:
+        game = self.get_game()
+        self._e = self._wrap(State(game.rules, episode=game.episode, dealer=game.first_dealer,
+                                   score=game.start_score))
+        return self._e
 
     @property
     def s(self) -> State:
-        return self._e.s
+        return (self._e or self._fresh()).s
 
     def current_player(self):
-        p = self._e.s.current_player()
+        p = self.s.current_player()
         if p == CHANCE:
             return pyspiel.PlayerId.CHANCE
         if p == TERMINAL:
@@ -214,14 +222,14 @@ class TrucState(pyspiel.State):
 
     def _legal_actions(self, player):
         assert player >= 0
-        return list(self._e.s.legal_actions())
+        return list(self.s.legal_actions())
 
     def chance_outcomes(self):
-        assert self._e.s.is_chance_node()
-        return self._e.s.chance_outcomes()
+        assert self.s.is_chance_node()
+        return self.s.chance_outcomes()
 
     def _apply_action(self, action):
-        e = self._e
+        e = self._e or self._fresh()
         chance = e.s.is_chance_node()
         e.s.apply_action(int(action))
         if chance:  # chance never scores; keep the last decision's rewards until the next one
@@ -231,7 +239,7 @@ class TrucState(pyspiel.State):
         e.last_returns = now
 
     def _action_to_string(self, player, action):
-        s = self._e.s
+        s = self.s
         if player == pyspiel.PlayerId.CHANCE:
             if s.phase == "intercept":
                 return "seen" if action else "unseen"
@@ -241,10 +249,10 @@ class TrucState(pyspiel.State):
         return s.action_to_string(action)
 
     def is_terminal(self):
-        return self._e.s.is_terminal()
+        return self.s.is_terminal()
 
     def returns(self):
-        return [float(x) for x in self._e.s.returns()]
+        return [float(x) for x in self.s.returns()]
 
     def rewards(self):
         """Points won by the last decision (a hand's end, or an envido mid-hand), zero-sum per seat.
@@ -252,10 +260,10 @@ class TrucState(pyspiel.State):
         Chance moves score nothing and leave these unchanged, so that summing ``rewards()`` at the
         decision nodes (as ``rl_environment`` and ``random_sim_test`` do) gives ``returns()``.
         """
-        return list(self._e.rewards)
+        return list((self._e or self._fresh()).rewards)
 
     def __str__(self):
-        return render_text(self._e.s)
+        return render(self.s)
 
 
 class TrucObserver:

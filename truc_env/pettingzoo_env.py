@@ -143,7 +143,8 @@ from pettingzoo.utils import wrappers
 
 from .engine import State
 from .errors import IllegalActionError, TrucError
-from .observe import encoder_of, render_text
+from .observe import encoder_of
+from .render import render
 from .rules import make_rules
 
 EPISODES = ("game", "hand")
@@ -314,7 +315,7 @@ class raw_env(AECEnv):
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
             return None
-        text = render_text(self.state_)
+        text = render(self.state_)
         if self.render_mode == "human":
             print(text)
             return None

@@ -226,7 +226,12 @@ class Rules:
         return 2 if (self.partnership or self.players == 2) else self.players
 
     def side(self, seat: int) -> int:
-        return seat % 2 if self.n_sides == 2 else seat
+        return self.side_of[seat]
+
+    @cached_property
+    def side_of(self) -> tuple:
+        """Side of each seat: seat % 2 with two sides, the seat itself in put_n."""
+        return tuple(s % 2 if self.n_sides == 2 else s for s in range(self.players))
 
     @cached_property
     def base_strength(self) -> tuple:

@@ -11,16 +11,24 @@ from __future__ import annotations
 from .engine import State
 
 
+def hand_visibility(rules, special: str, eleven_seat: int, viewer: int) -> tuple[bool, bool]:
+    """(sees own cards, sees partner's cards) in a hand with this special status.
+
+    A blind iron hand hides everyone's own cards; in a mão de onze the side at 11 sees each other's
+    hands from the decision on (RULES.md §4). Works for past hands from their ``hand_log`` entry.
+    """
+    own = not (special == "iron" and rules.blind)
+    partner = (rules.partnership and eleven_seat is not None and eleven_seat >= 0
+               and rules.side(eleven_seat) == rules.side(viewer))
+    return own, partner
+
+
 def sees_hand(state: State, viewer: int, seat: int) -> bool:
     """Does ``viewer`` see the unplayed cards of ``seat``?"""
-    r = state.rules
-    if state.special == "iron" and r.blind:
-        return False
+    own, partner = hand_visibility(state.rules, state.special, state.eleven_seat, viewer)
     if seat == viewer:
-        return True
-    eleven = state.special == "eleven" or state.phase == "eleven"
-    return (eleven and r.partnership and r.side(seat) == r.side(viewer)
-            and state.eleven_seat >= 0 and r.side(seat) == r.side(state.eleven_seat))
+        return own
+    return partner and state.rules.side(seat) == state.rules.side(viewer)
 
 
 def visible_hand(state: State, viewer: int | None, seat: int) -> list[int] | None:

@@ -1,0 +1,169 @@
+"""The observation encoder: fixed layout, values in [0, 1], only the seat's own information."""
+
+import numpy as np
+import pytest
+
+from truc_env import VARIANTS, State, make_rules
+from truc_env.engine import sample_chance
+from truc_env.observe import encoder_of, info_state_string, observation_string
+from truc_env.records import replay_state
+from truc_env.render import render
+
+CONFIGS = [(v, {}) for v in VARIANTS] + [
+    ("truco_paulista", {"signals": {"mode": "senas", "intercept": 0.5, "timing": "every_trick"}}),
+    ("truco_argentino", {"flor": True, "signals": {"mode": "free", "vocab": 3}}),
+    ("truco_mineiro", {"players": 2}),
+]
+
+
+def random_states(rules, rng, games=3, score=None):
+    """Yield every decision and terminal state of a few random games."""
+    for _ in range(games):
+        s = State(rules, score=score)
+        while True:
+            if s.is_chance_node():
+                s.apply_action(sample_chance(s, rng))
+                continue
+            yield s
+            if s.is_terminal():
+                break
+            legal = s.legal_actions()
+            s.apply_action(legal[rng.integers(len(legal))])
+
+
+@pytest.mark.parametrize("variant,options", CONFIGS)
+def test_layout_is_contiguous_and_values_in_unit_range(variant, options):
+    rules = make_rules(variant, **options)
+    enc = encoder_of(rules)
+    table = enc.table(info_state=True)
+    pos = 0
+    for name, offset, size, doc in table:
+        assert offset == pos and size > 0 and doc, name
+        pos += size
+    assert pos == enc.info_size and table[-1][0] == "history"
+    rng = np.random.default_rng(0)
+    for s in random_states(rules, rng, games=2):
+        for seat in range(rules.players):
+            x = enc.encode(s, seat)
+            assert x.shape == (enc.size,) and x.dtype == np.float32
+            assert x.min() >= 0.0 and x.max() <= 1.0
+            y = enc.encode(s, seat, info_state=True)
+            assert np.array_equal(y[:enc.size], x)
+            pieces = enc.pieces(x)
+            held = {rules.deck.index(c) for c in s.held(seat)}
+            if s.special != "iron" or not rules.blind:
+                assert set(np.flatnonzero(pieces["hand"])) == held
+
+
+def test_pieces_are_views_and_seats_are_relative():
+    rules = make_rules("le_truc")
+    s = replay_state({"variant": "le_truc", "dealer": 1,
+                      "deal": {"hands": [["7c", "9d", "Ks"], ["8h", "7d", "As"]]},
+                      "actions": ["0 play 7c"]})
+    enc = encoder_of(rules)
+    x1 = enc.pieces(enc.encode(s, 1))
+    x0 = enc.pieces(enc.encode(s, 0))
+    c7 = rules.deck.index(rules.family.parse("7c"))
+    assert x1["played"][0, 1, c7] == 1  # seat 0 is one place after seat 1
+    assert x0["played"][0, 0, c7] == 1  # ... and himself for seat 0
+    assert x1["to_act"][0] == 1 and x0["to_act"][1] == 1
+    assert x0["dealer"][1] == 1 and x1["dealer"][0] == 1
+
+
+def test_observation_hides_the_opponents_cards():
+    base = {"variant": "le_truc", "dealer": 1, "actions": ["0 play 7c", "1 play 7d"]}
+    a = replay_state({**base, "deal": {"hands": [["7c", "9d", "Ks"], ["8h", "7d", "As"]]}})
+    b = replay_state({**base, "deal": {"hands": [["7c", "9d", "Ks"], ["Qh", "7d", "Jc"]]}})
+    enc = encoder_of(a.rules)
+    assert np.array_equal(enc.encode(a, 0), enc.encode(b, 0))
+    assert np.array_equal(enc.encode(a, 0, info_state=True), enc.encode(b, 0, info_state=True))
+    assert info_state_string(a, 0) == info_state_string(b, 0)
+    assert observation_string(a, 0) == observation_string(b, 0)
+    assert not np.array_equal(enc.encode(a, 1), enc.encode(b, 1))
+
+
+def test_blind_iron_hand_shows_slots_not_cards():
+    rules = make_rules("truco_paulista", players=2)
+    s = State(rules, score=[11, 11])
+    rng = np.random.default_rng(1)
+    while s.is_chance_node():
+        s.apply_action(sample_chance(s, rng))
+    enc = encoder_of(rules)
+    p = enc.pieces(enc.encode(s, s.current_player()))
+    assert p["hand"].sum() == 0 and p["slots"].sum() == 3 and p["special"][1] == 1
+    assert "blind" in observation_string(s, 0)
+
+
+def test_mao_de_onze_side_sees_partner_hand():
+    rules = make_rules("truco_paulista")
+    s = State(rules, score=[11, 5])
+    rng = np.random.default_rng(2)
+    while s.is_chance_node():
+        s.apply_action(sample_chance(s, rng))
+    assert s.phase == "eleven"
+    enc = encoder_of(rules)
+    for seat in range(4):
+        p = enc.pieces(enc.encode(s, seat))
+        expected = {rules.deck.index(c) for c in s.held((seat + 2) % 4)} if seat % 2 == 0 else set()
+        assert set(np.flatnonzero(p["partner_hand"])) == expected
+
+
+@pytest.mark.parametrize("intercept", [0.0, 1.0])
+def test_signals_seen_by_partner_unseen_by_opponents(intercept):
+    rules = make_rules("le_truc_4p", signals={"mode": "card", "intercept": intercept})
+    s = State(rules, dealer=0)
+    rng = np.random.default_rng(3)
+    while s.is_chance_node():
+        s.apply_action(sample_chance(s, rng))
+    assert s.phase == "signal" and s.current_player() == 2
+    token = s.legal_actions()[-1]
+    s.apply_action(token)
+    enc = encoder_of(rules)
+    w, n, ntok = enc.signal_width, 4, enc.n_tokens
+    for seat in range(4):
+        sig = enc.pieces(enc.encode(s, seat))["signals"][0]
+        assert sig[0] == 1 and sig[1 + (2 - seat) % 4] == 1
+        seen = seat in (0, 2) or intercept == 1.0
+        assert sig[1 + n + token - s.L.signal] == (1 if seen else 0)
+        assert sig[1 + n + ntok] == (0 if seen else 1)  # "unseen", never "none"
+    assert sig.shape == (w,)
+
+
+@pytest.mark.parametrize("variant,options", CONFIGS)
+def test_info_state_string_is_perfect_recall(variant, options):
+    """Each seat's string only grows: what a seat knew stays a prefix of what it knows."""
+    rules = make_rules(variant, **options)
+    rng = np.random.default_rng(4)
+    for _ in range(2):
+        s = State(rules, episode="hand")
+        prev = [""] * rules.players
+        while not s.is_terminal():
+            if s.is_chance_node():
+                s.apply_action(sample_chance(s, rng))
+            else:
+                legal = s.legal_actions()
+                s.apply_action(legal[rng.integers(len(legal))])
+            for seat in range(rules.players):
+                now = info_state_string(s, seat)
+                assert now.startswith(prev[seat]), (seat, prev[seat], now)
+                prev[seat] = now
+
+
+def test_info_state_string_keeps_the_hand_before_a_redeal():
+    top = ["7c", "8h", "9d", "7d", "Ks", "As", "Qh", "Qd", "Jc", "Js", "Tc", "Th"]
+    deck = top + [r + s for r in "789TJQKA" for s in "cdhs" if r + s not in top]
+    s = replay_state({"variant": "le_truc", "dealer": 1, "deal": {"deck": deck},
+                      "actions": ["0 redeal", "1 accept"]})
+    text = info_state_string(s, 0)
+    assert "0:got 7c" in text and "0:got Qh" in text and "8h" not in text
+    enc = encoder_of(s.rules)
+    assert enc.pieces(enc.encode(s, 0))["first_hand"].sum() == 3
+
+
+def test_render_spectator_and_seat_views():
+    s = replay_state({"variant": "le_truc", "dealer": 1,
+                      "deal": {"hands": [["7c", "9d", "Ks"], ["8h", "7d", "As"]]}, "actions": []})
+    full = render(s)
+    assert "7c" in full and "8h" in full
+    mine = render(s, viewer=0)
+    assert "7c" in mine and "8h" not in mine and "??" in mine
