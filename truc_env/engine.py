@@ -182,7 +182,7 @@ class State:
         """Sorted legal action ids of the actor (empty at chance and terminal nodes)."""
         if self._legal is None:
             self._legal = self._compute_legal()
-        return self._legal
+        return list(self._legal)  # a copy: callers may not corrupt the cache
 
     def apply_action(self, action: int) -> None:
         """Apply a decision or a chance outcome; an illegal one raises IllegalActionError."""
@@ -192,7 +192,9 @@ class State:
         if ph in ("deal", "intercept", "dealer"):
             self._apply_chance(action)
             return
-        if action not in self.legal_actions():
+        if self._legal is None:
+            self._legal = self._compute_legal()
+        if action not in self._legal:
             seat = self.current_player()
             raise IllegalActionError(
                 f"seat {seat} cannot {self._describe(action)!r} now; legal: "
@@ -453,9 +455,9 @@ class State:
         if r.redeal and not self.redeal_used and not self.play_started and s == (self.dealer + 1) % self.n \
                 and len(r.deck) - len(self.drawn) >= r.hand_size * r.players:
             acts.append(L.REDEAL)
-        if self._envido_open_at_turn(s):
+        if r.envido and self._envido_open_at_turn(s):
             acts += L.ENVIDO.values()
-        if self._may_flor(s):
+        if r.flor and self._may_flor(s):
             acts.append(L.FLOR)
         acts.sort()
         return acts
@@ -935,8 +937,12 @@ def new_game(rules: Rules, episode: str = "game", dealer: int | None = None, sco
 
 def sample_chance(state: State, rng) -> int:
     """Draw a chance outcome with the injected ``numpy.random.Generator``."""
+    if state.phase == "deal":  # uniform over the undrawn cards, by rejection (no outcome list)
+        deck, drawn = state.rules.deck, state.drawn
+        while True:
+            card = deck[int(rng.integers(len(deck)))]
+            if card not in drawn:
+                return card
     outcomes = state.chance_outcomes()
-    if state.phase == "deal":
-        return outcomes[int(rng.integers(len(outcomes)))][0]
     probs = [p for _, p in outcomes]
     return outcomes[int(rng.choice(len(outcomes), p=probs))][0]

@@ -221,7 +221,7 @@ class Rules:
 
         return json.dumps({"variant": self.variant, "options": self.options}, sort_keys=True)
 
-    @property
+    @cached_property
     def n_sides(self) -> int:
         return 2 if (self.partnership or self.players == 2) else self.players
 

@@ -1,0 +1,771 @@
+"""Numba kernels of the batched engine (:mod:`truc_env.vector`): one decision for each of B games.
+
+A re-implementation of :mod:`truc_env.engine` over arrays, for the variants that
+:func:`truc_env.vector.kernel_supports` accepts (trick-taking with a stake ladder, mon reste / put,
+fold, redeal, counter-raises, vira and manilhas, mão de onze / de ferro, signals with intercept 0 or
+1). It decides no rule on its own: every table (card strengths, who wins with which trick counts,
+truthful signal tokens) is computed in Python from ``rules.py`` / ``engine.py``, and
+``tests/test_vector.py`` checks the whole thing step by step against ``engine.py``.
+
+Layout of the per-game state: ``g[b, F_*]`` holds the scalar fields (int32); the other arrays hold
+cards as deck indices (``0..D-1``, -1 = none). Parameters of the Rules are ``p[P_*]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+# ---------------------------------------------------------------------------- parameters (p[P_*])
+P_N = 0  # players
+P_HS = 1  # hand size
+P_D = 2  # deck size
+P_A = 3  # action space size
+P_OBS = 4  # observation size
+P_EPISODE_HAND = 5  # 1: one hand per episode, 0: a whole game
+P_REWARD_WIN = 6  # 1: +-1 at the end of the episode, 0: hand points
+P_TARGET = 7
+P_LADDER_TOP = 8  # index of the top rung
+P_MAX_RAISES = 9  # -1: unlimited
+P_COUNTER = 10  # counter-raises (truco)
+P_ALL_IN = 11  # mon reste / put exists
+P_FOLD = 12
+P_REDEAL = 13
+P_VIRA = 14
+P_ELEVEN = 15
+P_ELEVEN_SCORE = 16
+P_ELEVEN_VALUE = 17
+P_BLIND = 18
+P_SIG_MODE = 19  # 0 none, 1 free, 2 card / senas (truthful table), 3 card / senas lies allowed
+P_SIG_PUBLIC = 20  # intercept == 1
+P_SIG_EVERY_TRICK = 21
+P_SIG_SLOTS = 22
+P_NTOK = 23  # signal tokens, "none" included
+P_ALL_TIED = 24  # 0 none, 1 leader, 2 dealer
+P_DEALER = 25  # first dealer: a seat, or -1 = random
+P_START_SCORE_PROB = 26  # per mille: a hand episode starts from a random score
+P_LEN_RANKING = 27  # strength above this = manilha
+P_PARTNER_HAND = 28  # the partner_hand section exists
+# action ids
+P_A_PLAY = 30
+P_A_SLOT = 31
+P_A_RAISE = 32
+P_A_ACCEPT = 33
+P_A_REFUSE = 34
+P_A_FOLD = 35
+P_A_ALL_IN = 36
+P_A_REDEAL = 37
+P_A_SIGNAL = 38
+# observation offsets (-1: the section does not exist)
+P_O_TO_ACT = 40
+P_O_DECISION = 41
+P_O_HAND = 42
+P_O_SLOTS = 43
+P_O_FIRST_HAND = 44
+P_O_PARTNER_HAND = 45
+P_O_PLAYED = 46
+P_O_TRICK_WINNER = 47
+P_O_TRICK_LEADER = 48
+P_O_ACTIVE = 49
+P_O_STAKE = 50
+P_O_RAISES = 51
+P_O_LAST_RAISER = 52
+P_O_ALL_IN = 53
+P_O_SPECIAL = 54
+P_O_CALL = 55
+P_O_CALL_CALLER = 56
+P_O_CALL_LEVEL = 57
+P_O_VIRA = 58
+P_O_MANILHAS = 59
+P_O_SCORE = 60
+P_O_HAND_POINTS = 61
+P_O_DEALER = 62
+P_O_SIGNALS = 63
+P_RAISE_CAP = 64
+P_SIG_WIDTH = 65
+N_PARAMS = 66
+
+# ---------------------------------------------------------------------------- fields (g[b, F_*])
+F_PHASE = 0
+F_DEALER = 1
+F_TURN = 2
+F_LEADER = 3
+F_TRICKS = 4  # finished tricks (= trick number of the trick under way)
+F_NTRICK = 5  # cards in the trick under way
+F_PLAY_STARTED = 6
+F_LEVEL = 7
+F_RAISES = 8
+F_LAST_RAISER = 9  # side, -1 none
+F_ALL_IN_CALLED = 10
+F_ALL_IN_ACCEPTED = 11
+F_SPECIAL = 12  # 0 none, 1 eleven, 2 iron
+F_ELEVEN_SEAT = 13
+F_CALL_KIND = 14  # 0 none, 1 raise, 2 all-in, 3 redeal
+F_CALL_CALLER = 15
+F_CALL_LEVEL = 16
+F_CALLQ_POS = 17
+F_CALLQ_LEN = 18
+F_REDEAL_USED = 19
+F_HAS_OLD = 20
+F_DRAWN = 21
+F_VIRA = 22
+F_SCORE = 23  # two sides: 23, 24
+F_START = 25  # 25, 26
+F_HP = 27  # 27, 28
+F_GAME_OVER = 29
+F_WINNER = 30
+F_NSIG = 31
+F_SIGQ_POS = 32
+F_SIGQ_LEN = 33
+N_FIELDS = 34
+
+PH_TURN = 0
+PH_ANSWER = 1
+PH_SIGNAL = 3
+PH_ELEVEN = 5
+PH_TERMINAL = 9  # never seen outside a step: finished games are reset at once
+
+K_RAISE = 1
+K_ALL_IN = 2
+K_REDEAL = 3
+
+_M1 = np.uint64(0x9E3779B97F4A7C15)
+_M2 = np.uint64(0xBF58476D1CE4E5B9)
+_M3 = np.uint64(0x94D049BB133111EB)
+_STAR = np.uint64(2685821657736338717)
+_S12 = np.uint64(12)
+_S25 = np.uint64(25)
+_S27 = np.uint64(27)
+_S33 = np.uint64(33)
+
+
+@njit(cache=True, inline="always")
+def _rand(rng, b, n):
+    """Uniform int in [0, n) from game b's xorshift64* stream (its own, whatever the threads do)."""
+    x = rng[b]
+    x ^= x >> _S12
+    x ^= x << _S25
+    x ^= x >> _S27
+    rng[b] = x
+    return np.int64((x * _STAR) >> _S33) % n
+
+
+@njit(cache=True)
+def seed_streams(rng, seed):
+    """Distinct non-zero xorshift states for every game, from one seed (splitmix64)."""
+    z = np.uint64(seed) * _M1 + np.uint64(0x632BE59BD9B4E019)
+    for b in range(rng.shape[0]):
+        z += _M1
+        x = z
+        x = (x ^ (x >> np.uint64(30))) * _M2
+        x = (x ^ (x >> np.uint64(27))) * _M3
+        x ^= x >> np.uint64(31)
+        if x == np.uint64(0):
+            x = _M1
+        rng[b] = x
+
+
+# ---------------------------------------------------------------------------- hand set-up
+@njit(cache=True)
+def _deal(b, g, p, hands, deck, start):
+    n, hs = p[P_N], p[P_HS]
+    d = g[b, F_DEALER]
+    for k in range(hs * n):
+        hands[b, (d + 1 + k) % n, k // n] = deck[b, start + k]
+    g[b, F_DRAWN] = start + hs * n
+
+
+@njit(cache=True)
+def _to_turn(b, g, seat):
+    g[b, F_TURN] = seat
+    g[b, F_PHASE] = PH_TURN
+
+
+@njit(cache=True)
+def _open_signal_round(b, g, p, sigq, first):
+    n = p[P_N]
+    for k in range(n):
+        sigq[b, k] = (first + k) % n
+    g[b, F_SIGQ_POS] = 0
+    g[b, F_SIGQ_LEN] = n
+    g[b, F_PHASE] = PH_SIGNAL
+
+
+@njit(cache=True)
+def _begin_play(b, g, p, sigq):
+    if p[P_SIG_MODE] != 0 and g[b, F_SPECIAL] != 2:
+        _open_signal_round(b, g, p, sigq, g[b, F_LEADER])
+    else:
+        _to_turn(b, g, g[b, F_LEADER])
+
+
+@njit(cache=True)
+def _after_deal(b, g, p, sigq):
+    n = p[P_N]
+    d = g[b, F_DEALER]
+    g[b, F_LEADER] = (d + 1) % n
+    g[b, F_TURN] = (d + 1) % n
+    if p[P_ELEVEN] and not g[b, F_REDEAL_USED]:
+        at0 = g[b, F_SCORE] >= p[P_ELEVEN_SCORE]
+        at1 = g[b, F_SCORE + 1] >= p[P_ELEVEN_SCORE]
+        if at0 and at1:
+            g[b, F_SPECIAL] = 2
+        elif at0 or at1:
+            side_at = 0 if at0 else 1
+            for k in range(n):
+                s = (d + 1 + k) % n
+                if s % 2 == side_at:
+                    g[b, F_ELEVEN_SEAT] = s
+                    break
+            g[b, F_PHASE] = PH_ELEVEN
+            return
+    _begin_play(b, g, p, sigq)
+
+
+@njit(cache=True)
+def _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq):
+    n, hs, D = p[P_N], p[P_HS], p[P_D]
+    for f in range(F_PHASE, N_FIELDS):
+        if f != F_DEALER and f != F_SCORE and f != F_SCORE + 1 and f != F_START and f != F_START + 1 \
+                and f != F_GAME_OVER and f != F_WINNER:
+            g[b, f] = 0
+    g[b, F_LAST_RAISER] = -1
+    g[b, F_ELEVEN_SEAT] = -1
+    g[b, F_CALL_CALLER] = -1
+    g[b, F_VIRA] = -1
+    for s in range(n):
+        for i in range(hs):
+            hands[b, s, i] = -1
+            old_hands[b, s, i] = -1
+            played[b, s, i] = -1
+        tcards[b, s] = -1
+        tseats[b, s] = -1
+    for i in range(hs):
+        twin[b, i] = -2
+        tlead[b, i] = -1
+    # shuffle: Fisher-Yates on this game's stream
+    for i in range(D):
+        deck[b, i] = i
+    for i in range(D - 1, 0, -1):
+        j = _rand(rng, b, i + 1)
+        t = deck[b, i]
+        deck[b, i] = deck[b, j]
+        deck[b, j] = t
+    _deal(b, g, p, hands, deck, 0)
+    if p[P_VIRA]:
+        g[b, F_VIRA] = deck[b, g[b, F_DRAWN]]
+        g[b, F_DRAWN] += 1
+    _after_deal(b, g, p, sigq)
+
+
+@njit(cache=True)
+def _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq):
+    n = p[P_N]
+    dealer = p[P_DEALER]
+    if dealer < 0:
+        dealer = _rand(rng, b, n)
+    g[b, F_DEALER] = dealer
+    g[b, F_GAME_OVER] = 0
+    g[b, F_WINNER] = -1
+    s0 = 0
+    s1 = 0
+    if p[P_EPISODE_HAND] and p[P_START_SCORE_PROB] > 0 and _rand(rng, b, 1000) < p[P_START_SCORE_PROB]:
+        s0 = _rand(rng, b, p[P_TARGET])
+        s1 = _rand(rng, b, p[P_TARGET])
+    g[b, F_SCORE] = s0
+    g[b, F_SCORE + 1] = s1
+    g[b, F_START] = s0
+    g[b, F_START + 1] = s1
+    _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
+
+
+# ---------------------------------------------------------------------------- scoring
+@njit(cache=True)
+def _score(b, g, p, side, points):
+    if points <= 0:
+        return
+    g[b, F_SCORE + side] += points
+    g[b, F_HP + side] += points
+    if g[b, F_SCORE + side] >= p[P_TARGET] and not g[b, F_GAME_OVER]:
+        g[b, F_GAME_OVER] = 1
+        g[b, F_WINNER] = side
+
+
+@njit(cache=True)
+def _hand_value(b, g, p, ladder, side):
+    sp = g[b, F_SPECIAL]
+    if sp == 1:
+        return p[P_ELEVEN_VALUE]
+    if sp == 2:
+        return ladder[0]
+    v = ladder[g[b, F_LEVEL]]
+    if g[b, F_ALL_IN_ACCEPTED]:
+        need = p[P_TARGET] - g[b, F_SCORE + side]
+        if need > v:
+            return need
+    return v
+
+
+@njit(cache=True)
+def _decided(b, g, p, decided, twin, tlead, ntricks):
+    """Winning side (-1 nobody) once no remaining trick can change it, else -2 (engine._possible_winners)."""
+    hs = p[P_HS]
+    c0 = 0
+    c1 = 0
+    first = -1
+    for t in range(ntricks):
+        w = twin[b, t]
+        if w >= 0:
+            sd = w % 2
+            if sd == 0:
+                c0 += 1
+            else:
+                c1 += 1
+            if first < 0:
+                first = sd
+    at = p[P_ALL_TIED]
+    if at == 1:
+        tied = tlead[b, 0] % 2
+    elif at == 2:
+        tied = g[b, F_DEALER] % 2
+    else:
+        tied = -1
+    k = (((c0 * (hs + 1) + c1) * 3 + first + 1) * (hs + 1) + hs - ntricks) * 3 + tied + 1
+    return decided[k]
+
+
+# ---------------------------------------------------------------------------- applying decisions
+@njit(cache=True)
+def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats, twin, tlead, seat, slot):
+    n = p[P_N]
+    card = hands[b, seat, slot]
+    hands[b, seat, slot] = -1
+    k = g[b, F_NTRICK]
+    tcards[b, k] = card
+    tseats[b, k] = seat
+    g[b, F_NTRICK] = k + 1
+    t = g[b, F_TRICKS]
+    played[b, seat, t] = card
+    row = g[b, F_VIRA] + 1
+    best = -1
+    for i in range(k + 1):
+        st = strength[row, tcards[b, i]]
+        if st > best:
+            best = st
+    winner = -1
+    mixed = False
+    for i in range(k + 1):
+        if strength[row, tcards[b, i]] == best:
+            s = tseats[b, i]
+            if winner < 0:
+                winner = s
+            elif s % 2 != winner % 2:
+                mixed = True
+    if mixed:
+        winner = -1
+    leader = g[b, F_LEADER]
+    if k + 1 < n:
+        # the rest of the trick is the winner's partners: the trick is his whatever they play
+        go_on = winner < 0
+        if not go_on:
+            for j in range(k + 1, n):
+                if ((leader + j) % n) % 2 != winner % 2:
+                    go_on = True
+                    break
+        if not go_on:
+            twin[b, t] = winner
+            tlead[b, t] = leader
+            go_on = _decided(b, g, p, decided, twin, tlead, t + 1) == -2
+            twin[b, t] = -2
+            tlead[b, t] = -1
+        if go_on:
+            _to_turn(b, g, (seat + 1) % n)
+            return False
+    twin[b, t] = winner
+    tlead[b, t] = leader
+    w = _decided(b, g, p, decided, twin, tlead, t + 1)
+    if w != -2:
+        if w >= 0:
+            _score(b, g, p, w, _hand_value(b, g, p, ladder, w))
+        return True
+    g[b, F_TRICKS] = t + 1
+    g[b, F_NTRICK] = 0
+    for i in range(n):
+        tcards[b, i] = -1
+        tseats[b, i] = -1
+    if winner >= 0:
+        g[b, F_LEADER] = winner
+    if p[P_SIG_MODE] != 0 and p[P_SIG_EVERY_TRICK] and g[b, F_SPECIAL] != 2:
+        _open_signal_round(b, g, p, sigq, g[b, F_LEADER])
+    else:
+        _to_turn(b, g, g[b, F_LEADER])
+    return False
+
+
+@njit(cache=True)
+def _open_call(b, g, p, callq, kind, caller, level):
+    n = p[P_N]
+    g[b, F_CALL_KIND] = kind
+    g[b, F_CALL_CALLER] = caller
+    g[b, F_CALL_LEVEL] = level
+    m = 0
+    for k in range(1, n):  # the opponents, in play order after the caller
+        s = (caller + k) % n
+        if s % 2 != caller % 2:
+            callq[b, m] = s
+            m += 1
+    g[b, F_CALLQ_POS] = 0
+    g[b, F_CALLQ_LEN] = m
+    g[b, F_PHASE] = PH_ANSWER
+
+
+@njit(cache=True)
+def _close_call(b, g):
+    g[b, F_CALL_KIND] = 0
+    g[b, F_CALL_CALLER] = -1
+    g[b, F_CALLQ_POS] = 0
+    g[b, F_CALLQ_LEN] = 0
+    g[b, F_PHASE] = PH_TURN
+
+
+@njit(cache=True)
+def _accept_call(b, g, kind, caller):
+    if kind == K_RAISE:
+        g[b, F_LEVEL] = g[b, F_CALL_LEVEL]
+    else:
+        g[b, F_ALL_IN_ACCEPTED] = 1
+    g[b, F_RAISES] += 1
+    g[b, F_LAST_RAISER] = caller % 2
+
+
+@njit(cache=True)
+def actor_of(b, g, callq, sigq):
+    ph = g[b, F_PHASE]
+    if ph == PH_TURN:
+        return g[b, F_TURN]
+    if ph == PH_ANSWER:
+        return callq[b, g[b, F_CALLQ_POS]]
+    if ph == PH_SIGNAL:
+        return sigq[b, g[b, F_SIGQ_POS]]
+    if ph == PH_ELEVEN:
+        return g[b, F_ELEVEN_SEAT]
+    return -1
+
+
+@njit(cache=True)
+def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_hands, played,
+           tcards, tseats, twin, tlead, deck):
+    """Apply a legal decision; True when the hand ended."""
+    n = p[P_N]
+    ph = g[b, F_PHASE]
+    seat = actor_of(b, g, callq, sigq)
+    if ph == PH_TURN:
+        if p[P_A_PLAY] <= a < p[P_A_PLAY] + p[P_D]:
+            card = a - p[P_A_PLAY]
+            g[b, F_PLAY_STARTED] = 1
+            for i in range(p[P_HS]):
+                if hands[b, seat, i] == card:
+                    return _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats,
+                                 twin, tlead, seat, i)
+        elif p[P_A_SLOT] >= 0 and p[P_A_SLOT] <= a < p[P_A_SLOT] + p[P_HS]:
+            g[b, F_PLAY_STARTED] = 1
+            return _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats,
+                         twin, tlead, seat, a - p[P_A_SLOT])
+        elif a == p[P_A_RAISE]:
+            g[b, F_PLAY_STARTED] = 1
+            _open_call(b, g, p, callq, K_RAISE, seat, g[b, F_LEVEL] + 1)
+        elif a == p[P_A_ALL_IN]:
+            g[b, F_PLAY_STARTED] = 1
+            g[b, F_ALL_IN_CALLED] = 1
+            _open_call(b, g, p, callq, K_ALL_IN, seat, g[b, F_LEVEL])
+        elif a == p[P_A_FOLD]:
+            other = 1 - seat % 2
+            _score(b, g, p, other, _hand_value(b, g, p, ladder, other))
+            return True
+        elif a == p[P_A_REDEAL]:
+            g[b, F_REDEAL_USED] = 1
+            g[b, F_CALL_KIND] = K_REDEAL
+            g[b, F_CALL_CALLER] = seat
+            g[b, F_CALL_LEVEL] = g[b, F_LEVEL]
+            callq[b, 0] = g[b, F_DEALER]
+            g[b, F_CALLQ_POS] = 0
+            g[b, F_CALLQ_LEN] = 1
+            g[b, F_PHASE] = PH_ANSWER
+        return False
+    if ph == PH_ANSWER:
+        kind = g[b, F_CALL_KIND]
+        caller = g[b, F_CALL_CALLER]
+        if kind == K_REDEAL:
+            _close_call(b, g)
+            if a == p[P_A_ACCEPT]:
+                if not g[b, F_HAS_OLD]:
+                    g[b, F_HAS_OLD] = 1
+                    for s in range(n):
+                        for i in range(p[P_HS]):
+                            old_hands[b, s, i] = hands[b, s, i]
+                _deal(b, g, p, hands, deck, g[b, F_DRAWN])
+                _after_deal(b, g, p, sigq)
+            return False
+        if a == p[P_A_ACCEPT]:
+            _accept_call(b, g, kind, caller)
+            _close_call(b, g)
+        elif a == p[P_A_REFUSE]:
+            g[b, F_CALLQ_POS] += 1
+            if g[b, F_CALLQ_POS] >= g[b, F_CALLQ_LEN]:
+                _score(b, g, p, caller % 2, ladder[g[b, F_LEVEL]])
+                return True
+        else:  # counter-raise: accepts the pending step and asks the counter-raiser's opponents
+            _accept_call(b, g, kind, caller)
+            _open_call(b, g, p, callq, K_RAISE, seat, g[b, F_LEVEL] + 1)
+        return False
+    if ph == PH_SIGNAL:
+        k = g[b, F_NSIG]
+        if k < sigs.shape[1]:
+            seen = (1 << seat) | (1 << ((seat + 2) % n))
+            if p[P_SIG_PUBLIC]:
+                seen = (1 << n) - 1
+            sigs[b, k, 0] = seat
+            sigs[b, k, 1] = a - p[P_A_SIGNAL]
+            sigs[b, k, 2] = g[b, F_TRICKS]
+            sigs[b, k, 3] = seen
+        g[b, F_NSIG] = k + 1
+        g[b, F_SIGQ_POS] += 1
+        if g[b, F_SIGQ_POS] >= g[b, F_SIGQ_LEN]:
+            _to_turn(b, g, g[b, F_LEADER])
+        return False
+    # eleven
+    if a == p[P_A_ACCEPT]:
+        g[b, F_SPECIAL] = 1
+        _begin_play(b, g, p, sigq)
+        return False
+    _score(b, g, p, 1 - seat % 2, ladder[0])
+    return True
+
+
+# ---------------------------------------------------------------------------- legal actions
+@njit(cache=True)
+def _raise_budget(b, g, p, extra):
+    return p[P_MAX_RAISES] < 0 or g[b, F_RAISES] + extra < p[P_MAX_RAISES]
+
+
+@njit(cache=True)
+def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
+    mask[b, :] = 0
+    seat = actor_of(b, g, callq, sigq)
+    ph = g[b, F_PHASE]
+    hs = p[P_HS]
+    if ph == PH_TURN:
+        if g[b, F_SPECIAL] == 2 and p[P_BLIND]:
+            for i in range(hs):
+                if hands[b, seat, i] >= 0:
+                    mask[b, p[P_A_SLOT] + i] = 1
+        else:
+            for i in range(hs):
+                c = hands[b, seat, i]
+                if c >= 0:
+                    mask[b, p[P_A_PLAY] + c] = 1
+        free = g[b, F_SPECIAL] == 0 and g[b, F_LAST_RAISER] != seat % 2 and _raise_budget(b, g, p, 0)
+        if p[P_A_RAISE] >= 0 and free and g[b, F_LEVEL] < p[P_LADDER_TOP] and not g[b, F_ALL_IN_ACCEPTED]:
+            mask[b, p[P_A_RAISE]] = 1
+        if p[P_ALL_IN] and free and not g[b, F_ALL_IN_CALLED]:
+            mask[b, p[P_A_ALL_IN]] = 1
+        if p[P_FOLD]:
+            mask[b, p[P_A_FOLD]] = 1
+        if p[P_REDEAL] and not g[b, F_REDEAL_USED] and not g[b, F_PLAY_STARTED] \
+                and seat == (g[b, F_DEALER] + 1) % p[P_N] and p[P_D] - g[b, F_DRAWN] >= hs * p[P_N]:
+            mask[b, p[P_A_REDEAL]] = 1
+    elif ph == PH_ANSWER:
+        mask[b, p[P_A_ACCEPT]] = 1
+        mask[b, p[P_A_REFUSE]] = 1
+        if g[b, F_CALL_KIND] == K_RAISE and p[P_COUNTER] and g[b, F_CALL_LEVEL] < p[P_LADDER_TOP] \
+                and _raise_budget(b, g, p, 1):
+            mask[b, p[P_A_RAISE]] = 1
+    elif ph == PH_ELEVEN:
+        mask[b, p[P_A_ACCEPT]] = 1
+        mask[b, p[P_A_REFUSE]] = 1
+    elif ph == PH_SIGNAL:
+        base = p[P_A_SIGNAL]
+        mask[b, base] = 1
+        if p[P_SIG_MODE] == 2:
+            row = g[b, F_VIRA] + 1
+            for i in range(hs):
+                c = hands[b, seat, i]
+                if c >= 0:
+                    for t in range(1, p[P_NTOK]):
+                        if sigtrue[row, c, t]:
+                            mask[b, base + t] = 1
+        else:
+            for t in range(1, p[P_NTOK]):
+                mask[b, base + t] = 1
+
+
+# ---------------------------------------------------------------------------- observation
+@njit(cache=True)
+def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs):
+    """The observation of the acting seat, exactly as ``observe.Encoder.encode`` writes it."""
+    n, hs, D = p[P_N], p[P_HS], p[P_D]
+    ns = 2
+    o = obs[b]
+    o[:] = 0.0
+    seat = actor_of(b, g, callq, sigq)
+    ph = g[b, F_PHASE]
+    o[p[P_O_TO_ACT] + 0] = 1.0  # the observer is the actor: relative seat 0
+    o[p[P_O_DECISION] + ph] = 1.0
+    if not (g[b, F_SPECIAL] == 2 and p[P_BLIND]):
+        for i in range(hs):
+            c = hands[b, seat, i]
+            if c >= 0:
+                o[p[P_O_HAND] + c] = 1.0
+    for i in range(hs):
+        if hands[b, seat, i] >= 0:
+            o[p[P_O_SLOTS] + i] = 1.0
+    if p[P_O_FIRST_HAND] >= 0 and g[b, F_HAS_OLD]:
+        for i in range(hs):
+            o[p[P_O_FIRST_HAND] + old_hands[b, seat, i]] = 1.0
+    if p[P_PARTNER_HAND] and g[b, F_ELEVEN_SEAT] >= 0 and g[b, F_ELEVEN_SEAT] % 2 == seat % 2:
+        partner = (seat + 2) % 4
+        for i in range(hs):
+            c = hands[b, partner, i]
+            if c >= 0:
+                o[p[P_O_PARTNER_HAND] + c] = 1.0
+    op = p[P_O_PLAYED]
+    for s in range(n):
+        r = (s - seat) % n
+        for t in range(hs):
+            c = played[b, s, t]
+            if c >= 0:
+                o[op + (t * n + r) * D + c] = 1.0
+    tricks = g[b, F_TRICKS]
+    for t in range(tricks):
+        w = twin[b, t]
+        o[p[P_O_TRICK_WINNER] + t * (n + 1) + ((w - seat) % n if w >= 0 else n)] = 1.0
+        o[p[P_O_TRICK_LEADER] + t * n + (tlead[b, t] - seat) % n] = 1.0
+    if tricks < hs:
+        o[p[P_O_TRICK_LEADER] + tricks * n + (g[b, F_LEADER] - seat) % n] = 1.0
+    for r in range(n):
+        o[p[P_O_ACTIVE] + r] = 1.0
+    o[p[P_O_STAKE] + g[b, F_LEVEL]] = 1.0
+    o[p[P_O_RAISES] + min(g[b, F_RAISES], p[P_RAISE_CAP])] = 1.0
+    lr = g[b, F_LAST_RAISER]
+    o[p[P_O_LAST_RAISER] + (0 if lr < 0 else 1 + (lr - seat % 2) % ns)] = 1.0
+    if p[P_O_ALL_IN] >= 0:
+        if g[b, F_ALL_IN_CALLED]:
+            o[p[P_O_ALL_IN]] = 1.0
+        if g[b, F_ALL_IN_ACCEPTED]:
+            o[p[P_O_ALL_IN] + 1] = 1.0
+    if p[P_O_SPECIAL] >= 0 and g[b, F_SPECIAL] > 0:
+        o[p[P_O_SPECIAL] + g[b, F_SPECIAL] - 1] = 1.0
+    kind = g[b, F_CALL_KIND]
+    if kind > 0:
+        o[p[P_O_CALL] + (0 if kind == K_RAISE else (1 if kind == K_ALL_IN else 2))] = 1.0
+        o[p[P_O_CALL_CALLER] + (g[b, F_CALL_CALLER] - seat) % n] = 1.0
+        if kind == K_RAISE:
+            o[p[P_O_CALL_LEVEL] + g[b, F_CALL_LEVEL]] = 1.0
+    v = g[b, F_VIRA]
+    if p[P_O_VIRA] >= 0 and v >= 0:
+        o[p[P_O_VIRA] + v] = 1.0
+        for c in range(D):
+            if manilha[v + 1, c]:
+                o[p[P_O_MANILHAS] + c] = 1.0
+    target = np.float32(p[P_TARGET])
+    for sd in range(ns):
+        r = (sd - seat % 2) % ns
+        x = g[b, F_SCORE + sd]
+        if x:
+            o[p[P_O_SCORE] + r] = min(np.float32(x) / target, np.float32(1.0))
+        x = g[b, F_HP + sd]
+        if x:
+            o[p[P_O_HAND_POINTS] + r] = min(np.float32(x) / target, np.float32(1.0))
+    o[p[P_O_DEALER] + (g[b, F_DEALER] - seat) % n] = 1.0
+    if p[P_O_SIGNALS] >= 0:
+        w = p[P_SIG_WIDTH]
+        ntok = p[P_NTOK]
+        for i in range(min(g[b, F_NSIG], p[P_SIG_SLOTS])):
+            base = p[P_O_SIGNALS] + i * w
+            o[base] = 1.0
+            o[base + 1 + (sigs[b, i, 0] - seat) % n] = 1.0
+            tok = sigs[b, i, 1] if (sigs[b, i, 3] >> seat) & 1 else ntok
+            o[base + 1 + n + tok] = 1.0
+            o[base + 2 + n + ntok + min(sigs[b, i, 2], hs - 1)] = 1.0
+
+
+# ---------------------------------------------------------------------------- the batched step
+@njit(cache=True)
+def _finish(b, g, p, rew):
+    """Rewards of a hand that just ended; True when the episode is over."""
+    n = p[P_N]
+    over = g[b, F_GAME_OVER] or p[P_EPISODE_HAND]
+    if not p[P_REWARD_WIN]:
+        d = np.float32(g[b, F_HP] - g[b, F_HP + 1])
+        for s in range(n):
+            rew[b, s] += d if s % 2 == 0 else -d
+    elif over:
+        if g[b, F_GAME_OVER]:
+            win = g[b, F_WINNER]
+        else:
+            g0 = g[b, F_SCORE] - g[b, F_START]
+            g1 = g[b, F_SCORE + 1] - g[b, F_START + 1]
+            win = 0 if g0 > g1 else (1 if g1 > g0 else -1)
+        if win >= 0:
+            for s in range(n):
+                rew[b, s] = 1.0 if s % 2 == win else -1.0
+    return over
+
+
+@njit(cache=True, parallel=True)
+def step_batch(actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
+               old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out):
+    """One decision for every game with ``actions[b] >= 0`` (the others wait); auto-reset."""
+    B = g.shape[0]
+    for b in prange(B):
+        a = actions[b]
+        for s in range(rew.shape[1]):
+            rew[b, s] = 0.0
+        done[b] = False
+        if a >= 0:
+            if _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_hands, played,
+                      tcards, tseats, twin, tlead, deck):
+                if _finish(b, g, p, rew):
+                    done[b] = True
+                    _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck,
+                                 sigs, sigq)
+                else:
+                    g[b, F_DEALER] = (g[b, F_DEALER] + 1) % p[P_N]
+                    _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck,
+                                sigs, sigq)
+        seat_out[b] = actor_of(b, g, callq, sigq)
+        if obs.shape[1] > 0:
+            write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
+        write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
+
+
+@njit(cache=True, parallel=True)
+def reset_batch(which, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
+                old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, seat_out):
+    """Start a new episode in every game with ``which[b]``; observe every game."""
+    for b in prange(g.shape[0]):
+        if which[b]:
+            _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
+        seat_out[b] = actor_of(b, g, callq, sigq)
+        if obs.shape[1] > 0:
+            write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
+        write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
+
+
+@njit(cache=True, parallel=True)
+def random_legal(mask, rng, out):
+    """A uniformly random legal action per row of ``mask`` (for benchmarks and random opponents)."""
+    for b in prange(mask.shape[0]):
+        k = 0
+        for a in range(mask.shape[1]):
+            k += mask[b, a]
+        if k == 0:
+            out[b] = -1
+            continue
+        j = _rand(rng, b, k)
+        for a in range(mask.shape[1]):
+            if mask[b, a]:
+                if j == 0:
+                    out[b] = a
+                    break
+                j -= 1

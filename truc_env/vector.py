@@ -1,0 +1,438 @@
+"""The batched engine: B games stepped at once, one decision per game per step (pgx-style).
+
+    venv = VectorEnv("le_truc", num_envs=1024, seed=0)
+    obs, mask, seat = venv.reset()
+    while training:
+        actions = policy(obs, mask)                 # (B,) ints; -1 = let that game wait
+        obs, mask, reward, done, seat = venv.step(actions)
+
+What a step returns (:class:`VecStep`), for every game ``b``:
+
+- ``obs[b]``: the observation of the seat to act, float32, **the same vector** as
+  ``observe.encoder_of(rules).encode(state, seat)`` (and the PettingZoo env) would give;
+- ``mask[b]``: its legal actions (int8, ``A`` = the action layout's size);
+- ``reward[b, s]``: what seat ``s`` received during this step: ``reward="points"``, the zero-sum hand
+  points (own side minus the other) when a hand ends; ``"win"``, +-1 when the episode ends;
+- ``done[b]``: the episode ended at this step. The game was then reset at once (auto-reset):
+  ``obs``/``mask``/``seat`` already belong to the next episode's first decision;
+- ``seat[b]``: the seat to act (whose observation and mask these are).
+
+The arrays are the environment's own buffers, overwritten by the next call: copy what you keep.
+
+Chance (the first dealer when random, the shuffle, a random start score) is resolved inside the
+step from a per-game random stream seeded from ``seed``: a game's deal does not depend on B or on
+thread scheduling. ``deck`` (B, D) holds each game's shuffled deck of the current hand (deck
+indices, top first), so the same deals can be replayed through ``engine.py``
+(``tests/test_vector.py`` does exactly that).
+
+Backends (the ``backend`` attribute says which one runs):
+
+- ``"numba"``: the array kernel of :mod:`truc_env._vector_kernels`, for the variants that
+  :func:`kernel_supports` accepts: ``le_truc``, ``put``, ``truco_paulista`` and ``truco_mineiro``
+  (2 players or 2 vs 2, any options, signals with ``intercept`` 0 or 1).
+- ``"loop"``: a plain loop over ``engine.State`` objects, for everything else (``le_truc_4p``,
+  ``put_4p``, ``put_n``, ``truco_argentino``, fractional intercepts). Same interface, same
+  observations, about 1000x slower.
+
+Requires numba for the kernel; without it every variant uses the loop.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .actions import layout_of
+from .engine import State, _possible_winners, sample_chance
+from .errors import TrucError
+from .observe import encoder_of
+from .rules import Rules, make_rules
+
+EPISODES = ("hand", "game")
+REWARDS = ("points", "win")
+BACKENDS = ("auto", "numba", "loop")
+KERNEL_VARIANTS = ("le_truc", "put", "truco_paulista", "truco_mineiro")
+
+
+class VecStep(NamedTuple):
+    obs: np.ndarray  # (B, obs_size) float32: the acting seat's observation
+    mask: np.ndarray  # (B, A) int8: its legal actions
+    reward: np.ndarray  # (B, players) float32: what each seat received during the step
+    done: np.ndarray  # (B,) bool: the episode ended (and the game was reset)
+    seat: np.ndarray  # (B,) int32: the seat to act
+
+
+class VecReset(NamedTuple):
+    obs: np.ndarray
+    mask: np.ndarray
+    seat: np.ndarray
+
+
+def _numba_available() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def kernel_supports(rules: Rules) -> str | None:
+    """None if the numba kernel covers these Rules, else the reason it does not."""
+    if rules.variant not in KERNEL_VARIANTS:
+        return f"{rules.variant} has no array kernel yet (kernel variants: {', '.join(KERNEL_VARIANTS)})"
+    if rules.players == 4 and not rules.partnership:
+        return "4 players without partnership"
+    if rules.players not in (2, 4):
+        return f"{rules.players} players"
+    if rules.envido or rules.flor or rules.put_pass or rules.put_n or rules.instructions:
+        return "envido, flor, card passes and instructions are not in the kernel"
+    if rules.governors and rules.players == 4:
+        return "governors (le_truc_4p)"
+    sig = rules.signals
+    if sig.mode != "none" and 0.0 < sig.intercept < 1.0:
+        return "signal interception is a chance event (0 < intercept < 1)"
+    if sig.mode != "none" and sig.governor_partners_only:
+        return "governor-partner signals"
+    return None
+
+
+class VectorEnv:
+    """B games of one variant, stepped together; see the module docstring."""
+
+    def __init__(self, variant: str | Rules = "le_truc", num_envs: int = 64, *, episode: str = "hand",
+                 reward: str = "points", dealer: int | str | None = None, random_start_score: float = 0.0,
+                 seed: int | None = None, backend: str = "auto", observe: bool = True, **options):
+        for name, value, allowed in (("episode", episode, EPISODES), ("reward", reward, REWARDS),
+                                     ("backend", backend, BACKENDS)):
+            if value not in allowed:
+                raise TrucError(f"{name}={value!r} is invalid; allowed: {', '.join(map(repr, allowed))}")
+        self.rules = variant if isinstance(variant, Rules) else make_rules(variant, **options)
+        r = self.rules
+        if not (isinstance(num_envs, int) and num_envs >= 1):
+            raise TrucError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if dealer is None:
+            dealer = r.first_dealer
+        if dealer != "random" and not (isinstance(dealer, int) and 0 <= dealer < r.players):
+            raise TrucError(f"dealer must be a seat in 0..{r.players - 1} or 'random', got {dealer!r}")
+        if not 0.0 <= random_start_score <= 1.0 or (random_start_score and episode != "hand"):
+            raise TrucError("random_start_score is a probability, and only for episode='hand'")
+        self.num_envs, self.episode, self.reward_kind = num_envs, episode, reward
+        self.dealer, self.random_start_score = dealer, float(random_start_score)
+        self.encoder = encoder_of(r)
+        self.layout = layout_of(r)
+        self.n_players = r.players
+        self.n_actions = self.layout.size
+        self.obs_size = self.encoder.size if observe else 0
+        why = kernel_supports(r)
+        if backend == "numba" and why:
+            raise TrucError(f"backend='numba' cannot run these rules: {why}")
+        if backend == "numba" and not _numba_available():
+            raise TrucError("backend='numba' needs numba (pip install numba)")
+        if backend == "auto":
+            backend = "numba" if (why is None and _numba_available()) else "loop"
+        self.backend = backend
+        """``"numba"`` (the array kernel) or ``"loop"`` (engine.State objects): which one runs."""
+        self.fallback_reason = why if backend == "loop" else None
+        B = num_envs
+        self._obs = np.zeros((B, self.obs_size), np.float32)
+        self._mask = np.zeros((B, self.n_actions), np.int8)
+        self._rew = np.zeros((B, r.players), np.float32)
+        self._done = np.zeros(B, np.bool_)
+        self._seat = np.zeros(B, np.int32)
+        self._seed = seed
+        if backend == "numba":
+            self._impl = _KernelImpl(self)
+        else:
+            self._impl = _LoopImpl(self)
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | None = None) -> VecReset:
+        """Start a new episode in every game (``seed`` re-seeds the chance streams)."""
+        if seed is None:
+            seed = self._seed
+            self._seed = None if seed is None else seed + 1_000_003
+        self._impl.reset(seed)
+        return VecReset(self._obs, self._mask, self._seat)
+
+    def step(self, actions) -> VecStep:
+        """One decision per game: ``actions[b]`` for game b (must be legal), or -1 to let it wait."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,):
+            raise TrucError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
+        actions = actions.astype(np.int32, copy=False)
+        self._check(actions)
+        self._impl.step(actions)
+        return VecStep(self._obs, self._mask, self._rew, self._done, self._seat)
+
+    def random_actions(self, mask: np.ndarray | None = None) -> np.ndarray:
+        """A uniformly random legal action for every game (from a stream of its own)."""
+        return self._impl.random_actions(self._mask if mask is None else mask)
+
+    @property
+    def deck(self) -> np.ndarray:
+        """(B, D) the shuffled deck of each game's current hand, as deck indices, top first."""
+        return self._impl.deck()
+
+    @property
+    def dealers(self) -> np.ndarray:
+        """(B,) the dealer of each game's current hand."""
+        return self._impl.dealers()
+
+    @property
+    def scores(self) -> np.ndarray:
+        """(B, sides) each game's score now (at an episode's first decision: its starting score)."""
+        return self._impl.scores()
+
+    def _check(self, actions: np.ndarray) -> None:
+        live = actions >= 0
+        if not live.any():
+            return
+        idx = np.flatnonzero(live)
+        a = actions[idx]
+        if (a >= self.n_actions).any() or not self._mask[idx, a].all():
+            bad = idx[(a >= self.n_actions) | (self._mask[idx, np.minimum(a, self.n_actions - 1)] == 0)][0]
+            legal = np.flatnonzero(self._mask[bad])
+            raise TrucError(
+                f"game {bad}: seat {self._seat[bad]} cannot take action {actions[bad]}; legal: "
+                + ", ".join(f"{x} {self.layout.to_string(int(x))}" for x in legal))
+
+
+# ---------------------------------------------------------------------------- the numba kernel
+def kernel_tables(rules: Rules):
+    """The read-only tables of the kernel, all derived from rules.py / engine.py."""
+    D = len(rules.deck)
+    deck = rules.deck
+    rows = [rules.base_strength] + ([rules.strength_with_vira(v) for v in deck] if rules.vira else [])
+    strength = np.array([[row[c] for c in deck] for row in rows], np.int32)
+    top = len(rules.ranking)
+    manilha = (strength > top).astype(np.uint8) if rules.vira else np.zeros((1, D), np.uint8)
+    hs = rules.hand_size
+    tie = rules.tie_rule
+    decided = np.full((hs + 1) * (hs + 1) * 3 * (hs + 1) * 3, -2, np.int8)
+    for c0 in range(hs + 1):
+        for c1 in range(hs + 1):
+            for first in (-1, 0, 1):
+                for remaining in range(hs + 1):
+                    for tied in (-1, 0, 1):
+                        pw = _possible_winners((c0, c1), first, remaining, tie, tied)
+                        k = (((c0 * (hs + 1) + c1) * 3 + first + 1) * (hs + 1) + remaining) * 3 + tied + 1
+                        if len(pw) == 1:
+                            decided[k] = next(iter(pw))
+    L = layout_of(rules)
+    ntok = len(L.signal_tokens)
+    sigtrue = np.zeros((len(rows), D, max(ntok, 1)), np.uint8)
+    if rules.signals.mode in ("card", "senas"):
+        probe = State(rules, episode="hand", dealer=0)  # only senas_of(card) with a vira is read
+        fam = rules.family
+        for row in range(len(rows)):
+            probe.vira = deck[row - 1] if row > 0 else -1
+            for i, c in enumerate(deck):
+                names = probe.senas_of(c) if rules.signals.mode == "senas" else (fam.rank_of(c),)
+                for t in range(1, ntok):
+                    sigtrue[row, i, t] = L.signal_tokens[t] in names
+    return strength, manilha, decided, sigtrue
+
+
+def kernel_params(venv: VectorEnv) -> np.ndarray:
+    from . import _vector_kernels as K
+
+    r, L, enc = venv.rules, venv.layout, venv.encoder
+    p = np.full(K.N_PARAMS, -1, np.int32)
+    sig = r.signals
+    p[K.P_N], p[K.P_HS], p[K.P_D], p[K.P_A] = r.players, r.hand_size, len(r.deck), L.size
+    p[K.P_OBS] = venv.obs_size
+    p[K.P_EPISODE_HAND] = venv.episode == "hand"
+    p[K.P_REWARD_WIN] = venv.reward_kind == "win"
+    p[K.P_TARGET] = r.target
+    p[K.P_LADDER_TOP] = r.ladder_top
+    p[K.P_MAX_RAISES] = -1 if r.max_raises is None else r.max_raises
+    p[K.P_COUNTER] = r.counter_raise
+    p[K.P_ALL_IN] = r.all_in is not None
+    p[K.P_FOLD] = r.fold
+    p[K.P_REDEAL] = r.redeal
+    p[K.P_VIRA] = r.vira
+    p[K.P_ELEVEN] = r.eleven
+    p[K.P_ELEVEN_SCORE] = r.eleven_score
+    p[K.P_ELEVEN_VALUE] = r.eleven_value
+    p[K.P_BLIND] = r.blind
+    p[K.P_SIG_MODE] = {"none": 0, "free": 1}.get(sig.mode, 2 if sig.truthful else 3)
+    p[K.P_SIG_PUBLIC] = sig.intercept >= 1.0
+    p[K.P_SIG_EVERY_TRICK] = sig.timing == "every_trick"
+    p[K.P_SIG_SLOTS] = enc.signal_slots
+    p[K.P_NTOK] = len(L.signal_tokens)
+    p[K.P_ALL_TIED] = {"none": 0, "leader": 1, "dealer": 2}[r.all_tied]
+    p[K.P_DEALER] = -1 if venv.dealer == "random" else venv.dealer
+    p[K.P_START_SCORE_PROB] = round(venv.random_start_score * 1000)
+    p[K.P_LEN_RANKING] = len(r.ranking)
+    p[K.P_PARTNER_HAND] = "partner_hand" in enc.offset
+    p[K.P_A_PLAY], p[K.P_A_SLOT], p[K.P_A_RAISE] = L.play, L.slot, L.RAISE
+    p[K.P_A_ACCEPT], p[K.P_A_REFUSE], p[K.P_A_FOLD] = L.ACCEPT, L.REFUSE, L.FOLD
+    p[K.P_A_ALL_IN], p[K.P_A_REDEAL], p[K.P_A_SIGNAL] = L.ALL_IN, L.REDEAL, L.signal
+    for name in ("to_act", "decision", "hand", "slots", "first_hand", "partner_hand", "played", "trick_winner",
+                 "trick_leader", "active", "stake", "raises", "last_raiser", "all_in", "special", "call",
+                 "call_caller", "call_level", "vira", "manilhas", "score", "hand_points", "dealer", "signals"):
+        p[getattr(K, "P_O_" + name.upper())] = enc.offset.get(name, -1)
+    p[K.P_RAISE_CAP] = enc.raise_cap
+    p[K.P_SIG_WIDTH] = enc.signal_width
+    return p
+
+
+class _KernelImpl:
+    def __init__(self, venv: VectorEnv):
+        from . import _vector_kernels as K
+
+        self.K, self.v = K, venv
+        r = venv.rules
+        B, n, hs, D = venv.num_envs, r.players, r.hand_size, len(r.deck)
+        self.p = kernel_params(venv)
+        self.ladder = np.array(r.ladder, np.int32)
+        self.strength, self.manilha, self.decided, self.sigtrue = kernel_tables(r)
+        self.g = np.zeros((B, K.N_FIELDS), np.int32)
+        self.rng = np.zeros(B, np.uint64)
+        self.act_rng = np.zeros(B, np.uint64)
+        self.callq = np.zeros((B, 2), np.int32)
+        self.sigq = np.zeros((B, n), np.int32)
+        self.sigs = np.zeros((B, max(venv.encoder.signal_slots, 1), 4), np.int32)
+        self.hands = np.full((B, n, hs), -1, np.int32)
+        self.old_hands = np.full((B, n, hs), -1, np.int32)
+        self.played = np.full((B, n, hs), -1, np.int32)
+        self.tcards = np.full((B, n), -1, np.int32)
+        self.tseats = np.full((B, n), -1, np.int32)
+        self.twin = np.full((B, hs), -2, np.int32)
+        self.tlead = np.full((B, hs), -1, np.int32)
+        self._deck = np.zeros((B, D), np.int32)
+        self._rand_out = np.zeros(B, np.int32)
+
+    def _state(self):
+        return (self.g, self.p, self.ladder, self.strength, self.decided, self.manilha, self.sigtrue, self.rng,
+                self.callq, self.sigq, self.sigs, self.hands, self.old_hands, self.played, self.tcards,
+                self.tseats, self.twin, self.tlead, self._deck)
+
+    def reset(self, seed):
+        v = self.v
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1)[0])
+        self.K.seed_streams(self.rng, int(seed) & 0x7FFFFFFFFFFFFFFF)
+        self.K.seed_streams(self.act_rng, (int(seed) + 0x5DEECE66D) & 0x7FFFFFFFFFFFFFFF)
+        which = np.ones(v.num_envs, np.bool_)
+        self.K.reset_batch(which, *self._state(), v._obs, v._mask, v._seat)
+        v._rew[:] = 0.0
+        v._done[:] = False
+
+    def step(self, actions):
+        v = self.v
+        self.K.step_batch(actions, *self._state(), v._obs, v._mask, v._rew, v._done, v._seat)
+
+    def random_actions(self, mask):
+        self.K.random_legal(mask, self.act_rng, self._rand_out)
+        return self._rand_out
+
+    def deck(self):
+        return self._deck
+
+    def dealers(self):
+        return self.g[:, self.K.F_DEALER].copy()
+
+    def scores(self):
+        return self.g[:, self.K.F_SCORE:self.K.F_SCORE + 2].copy()
+
+
+# ---------------------------------------------------------------------------- the loop fallback
+class _LoopImpl:
+    """engine.State objects in a Python loop: every variant, same interface, slow."""
+
+    def __init__(self, venv: VectorEnv):
+        self.v = venv
+        self.states: list[State] = []
+        self.rngs: list[np.random.Generator] = []
+        self.act_rng = np.random.default_rng()
+        self.decks = np.zeros((venv.num_envs, len(venv.rules.deck)), np.int32)
+        self.paid: list[list[float]] = []
+        self.seen: list[int] = []
+
+    def reset(self, seed):
+        v = self.v
+        ss = np.random.SeedSequence(seed)
+        children = ss.spawn(v.num_envs + 1)
+        self.rngs = [np.random.default_rng(c) for c in children[:-1]]
+        self.act_rng = np.random.default_rng(children[-1])
+        self.states = [None] * v.num_envs
+        self.paid = [None] * v.num_envs
+        self.seen = [0] * v.num_envs
+        for b in range(v.num_envs):
+            self._new_episode(b)
+            self._observe(b)
+        v._rew[:] = 0.0
+        v._done[:] = False
+
+    def _new_episode(self, b):
+        v, r, rng = self.v, self.v.rules, self.rngs[b]
+        dealer = int(rng.integers(r.players)) if v.dealer == "random" else v.dealer
+        score = None
+        if v.random_start_score and rng.random() < v.random_start_score:
+            score = [int(x) for x in rng.integers(0, r.target, size=r.n_sides)]
+        st = State(r, episode=v.episode, dealer=dealer, score=score)
+        self.states[b] = st
+        self.paid[b] = [0.0] * r.players
+        self.seen[b] = 0
+        self._chance(b)
+
+    def _chance(self, b):
+        st, rng = self.states[b], self.rngs[b]
+        while st.is_chance_node():
+            if st.phase == "deal":
+                if not st.drawn:  # a new hand: shuffle the whole deck once
+                    self.decks[b] = rng.permutation(len(st.rules.deck))
+                st.apply_action(st.rules.deck[self.decks[b, len(st.drawn)]])
+            else:
+                st.apply_action(sample_chance(st, rng))
+
+    def _observe(self, b):
+        v, st = self.v, self.states[b]
+        seat = st.current_player()
+        v._seat[b] = seat
+        if v.obs_size:
+            v._obs[b] = v.encoder.encode(st, seat)
+        v._mask[b] = 0
+        v._mask[b, st.legal_actions()] = 1
+
+    def step(self, actions):
+        v = self.v
+        v._rew[:] = 0.0
+        v._done[:] = False
+        for b in np.flatnonzero(actions >= 0):
+            st = self.states[b]
+            st.apply_action(int(actions[b]))
+            self._chance(b)
+            if st.hands_completed != self.seen[b]:
+                self.seen[b] = st.hands_completed
+                if v.reward_kind == "points":
+                    ret = st.returns()
+                    v._rew[b] = [x - y for x, y in zip(ret, self.paid[b])]
+                    self.paid[b] = ret
+            if st.is_terminal():
+                if v.reward_kind == "win":
+                    from .pettingzoo_env import win_rewards
+
+                    v._rew[b] = win_rewards(st)
+                v._done[b] = True
+                self._new_episode(b)
+            self._observe(b)
+
+    def random_actions(self, mask):
+        out = np.full(mask.shape[0], -1, np.int32)
+        for b in range(mask.shape[0]):
+            legal = np.flatnonzero(mask[b])
+            if len(legal):
+                out[b] = legal[self.act_rng.integers(len(legal))]
+        return out
+
+    def deck(self):
+        return self.decks
+
+    def dealers(self):
+        return np.array([st.dealer for st in self.states], np.int32)
+
+    def scores(self):
+        return np.array([st.score for st in self.states], np.int32)
