@@ -14,7 +14,7 @@ cards as deck indices (``0..D-1``, -1 = none). Parameters of the Rules are ``p[P
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 # ---------------------------------------------------------------------------- parameters (p[P_*])
 P_N = 0  # players
@@ -46,6 +46,7 @@ P_DEALER = 25  # first dealer: a seat, or -1 = random
 P_START_SCORE_PROB = 26  # per mille: a hand episode starts from a random score
 P_LEN_RANKING = 27  # strength above this = manilha
 P_PARTNER_HAND = 28  # the partner_hand section exists
+P_SHUFFLE = 29  # cards a hand can draw (deal, vira, redeal): only these positions are shuffled
 # action ids
 P_A_PLAY = 30
 P_A_SLOT = 31
@@ -136,7 +137,7 @@ _STAR = np.uint64(2685821657736338717)
 _S12 = np.uint64(12)
 _S25 = np.uint64(25)
 _S27 = np.uint64(27)
-_S33 = np.uint64(33)
+_S32 = np.uint64(32)
 
 
 @njit(cache=True, inline="always")
@@ -147,7 +148,7 @@ def _rand(rng, b, n):
     x ^= x << _S25
     x ^= x >> _S27
     rng[b] = x
-    return np.int64((x * _STAR) >> _S33) % n
+    return np.int64((((x * _STAR) >> _S32) * np.uint64(n)) >> _S32)  # multiply-shift: no division
 
 
 @njit(cache=True)
@@ -166,7 +167,7 @@ def seed_streams(rng, seed):
 
 
 # ---------------------------------------------------------------------------- hand set-up
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _deal(b, g, p, hands, deck, start):
     n, hs = p[P_N], p[P_HS]
     d = g[b, F_DEALER]
@@ -175,13 +176,13 @@ def _deal(b, g, p, hands, deck, start):
     g[b, F_DRAWN] = start + hs * n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _to_turn(b, g, seat):
     g[b, F_TURN] = seat
     g[b, F_PHASE] = PH_TURN
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _open_signal_round(b, g, p, sigq, first):
     n = p[P_N]
     for k in range(n):
@@ -191,7 +192,7 @@ def _open_signal_round(b, g, p, sigq, first):
     g[b, F_PHASE] = PH_SIGNAL
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _begin_play(b, g, p, sigq):
     if p[P_SIG_MODE] != 0 and g[b, F_SPECIAL] != 2:
         _open_signal_round(b, g, p, sigq, g[b, F_LEADER])
@@ -199,7 +200,7 @@ def _begin_play(b, g, p, sigq):
         _to_turn(b, g, g[b, F_LEADER])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _after_deal(b, g, p, sigq):
     n = p[P_N]
     d = g[b, F_DEALER]
@@ -222,7 +223,7 @@ def _after_deal(b, g, p, sigq):
     _begin_play(b, g, p, sigq)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq):
     n, hs, D = p[P_N], p[P_HS], p[P_D]
     for f in range(F_PHASE, N_FIELDS):
@@ -243,11 +244,11 @@ def _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tl
     for i in range(hs):
         twin[b, i] = -2
         tlead[b, i] = -1
-    # shuffle: Fisher-Yates on this game's stream
+    # shuffle: Fisher-Yates from the top, as far as the hand can draw (the rest stays undrawn, unordered)
     for i in range(D):
         deck[b, i] = i
-    for i in range(D - 1, 0, -1):
-        j = _rand(rng, b, i + 1)
+    for i in range(min(p[P_SHUFFLE], D - 1)):
+        j = i + _rand(rng, b, D - i)
         t = deck[b, i]
         deck[b, i] = deck[b, j]
         deck[b, j] = t
@@ -258,7 +259,7 @@ def _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tl
     _after_deal(b, g, p, sigq)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq):
     n = p[P_N]
     dealer = p[P_DEALER]
@@ -280,7 +281,7 @@ def _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, t
 
 
 # ---------------------------------------------------------------------------- scoring
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _score(b, g, p, side, points):
     if points <= 0:
         return
@@ -291,7 +292,7 @@ def _score(b, g, p, side, points):
         g[b, F_WINNER] = side
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _hand_value(b, g, p, ladder, side):
     sp = g[b, F_SPECIAL]
     if sp == 1:
@@ -306,7 +307,7 @@ def _hand_value(b, g, p, ladder, side):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _decided(b, g, p, decided, twin, tlead, ntricks):
     """Winning side (-1 nobody) once no remaining trick can change it, else -2 (engine._possible_winners)."""
     hs = p[P_HS]
@@ -335,7 +336,7 @@ def _decided(b, g, p, decided, twin, tlead, ntricks):
 
 
 # ---------------------------------------------------------------------------- applying decisions
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats, twin, tlead, seat, slot):
     n = p[P_N]
     card = hands[b, seat, slot]
@@ -402,7 +403,7 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _open_call(b, g, p, callq, kind, caller, level):
     n = p[P_N]
     g[b, F_CALL_KIND] = kind
@@ -419,7 +420,7 @@ def _open_call(b, g, p, callq, kind, caller, level):
     g[b, F_PHASE] = PH_ANSWER
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _close_call(b, g):
     g[b, F_CALL_KIND] = 0
     g[b, F_CALL_CALLER] = -1
@@ -428,7 +429,7 @@ def _close_call(b, g):
     g[b, F_PHASE] = PH_TURN
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _accept_call(b, g, kind, caller):
     if kind == K_RAISE:
         g[b, F_LEVEL] = g[b, F_CALL_LEVEL]
@@ -438,7 +439,7 @@ def _accept_call(b, g, kind, caller):
     g[b, F_LAST_RAISER] = caller % 2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def actor_of(b, g, callq, sigq):
     ph = g[b, F_PHASE]
     if ph == PH_TURN:
@@ -452,7 +453,7 @@ def actor_of(b, g, callq, sigq):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_hands, played,
            tcards, tseats, twin, tlead, deck):
     """Apply a legal decision; True when the hand ended."""
@@ -543,12 +544,12 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
 
 
 # ---------------------------------------------------------------------------- legal actions
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _raise_budget(b, g, p, extra):
     return p[P_MAX_RAISES] < 0 or g[b, F_RAISES] + extra < p[P_MAX_RAISES]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
     mask[b, :] = 0
     seat = actor_of(b, g, callq, sigq)
@@ -600,7 +601,7 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
 
 
 # ---------------------------------------------------------------------------- observation
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs):
     """The observation of the acting seat, exactly as ``observe.Encoder.encode`` writes it."""
     n, hs, D = p[P_N], p[P_HS], p[P_D]
@@ -690,7 +691,7 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
 
 
 # ---------------------------------------------------------------------------- the batched step
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _finish(b, g, p, rew):
     """Rewards of a hand that just ended; True when the episode is over."""
     n = p[P_N]
@@ -712,38 +713,45 @@ def _finish(b, g, p, rew):
     return over
 
 
-@njit(cache=True, parallel=True)
-def step_batch(actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
-               old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out):
-    """One decision for every game with ``actions[b] >= 0`` (the others wait); auto-reset."""
-    B = g.shape[0]
-    for b in prange(B):
-        a = actions[b]
-        for s in range(rew.shape[1]):
-            rew[b, s] = 0.0
-        done[b] = False
-        if a >= 0:
-            if _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_hands, played,
-                      tcards, tseats, twin, tlead, deck):
-                if _finish(b, g, p, rew):
-                    done[b] = True
-                    _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck,
-                                 sigs, sigq)
-                else:
-                    g[b, F_DEALER] = (g[b, F_DEALER] + 1) % p[P_N]
-                    _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck,
-                                sigs, sigq)
-        seat_out[b] = actor_of(b, g, callq, sigq)
-        if obs.shape[1] > 0:
-            write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
-        write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
+@njit(cache=True, inline="always")
+def _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
+              old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out):
+    a = actions[b]
+    for s in range(rew.shape[1]):
+        rew[b, s] = 0.0
+    done[b] = False
+    if a >= 0:
+        if _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_hands, played,
+                  tcards, tseats, twin, tlead, deck):
+            if _finish(b, g, p, rew):
+                done[b] = True
+                _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
+            else:
+                g[b, F_DEALER] = (g[b, F_DEALER] + 1) % p[P_N]
+                _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
+    seat_out[b] = actor_of(b, g, callq, sigq)
+    if obs.shape[1] > 0:
+        write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
+    write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
+def step_serial(actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
+                old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out):
+    """One decision for every game with ``actions[b] >= 0`` (the others wait); auto-reset.
+
+    Releases the GIL: :mod:`truc_env.vector` runs slices of the batch on several threads.
+    """
+    for b in range(g.shape[0]):
+        _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
+                  old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out)
+
+
+@njit(cache=True)
 def reset_batch(which, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
                 old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, seat_out):
     """Start a new episode in every game with ``which[b]``; observe every game."""
-    for b in prange(g.shape[0]):
+    for b in range(g.shape[0]):
         if which[b]:
             _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
         seat_out[b] = actor_of(b, g, callq, sigq)
@@ -752,10 +760,10 @@ def reset_batch(which, g, p, ladder, strength, decided, manilha, sigtrue, rng, c
         write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def random_legal(mask, rng, out):
     """A uniformly random legal action per row of ``mask`` (for benchmarks and random opponents)."""
-    for b in prange(mask.shape[0]):
+    for b in range(mask.shape[0]):
         k = 0
         for a in range(mask.shape[1]):
             k += mask[b, a]

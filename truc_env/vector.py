@@ -22,8 +22,13 @@ The arrays are the environment's own buffers, overwritten by the next call: copy
 Chance (the first dealer when random, the shuffle, a random start score) is resolved inside the
 step from a per-game random stream seeded from ``seed``: a game's deal does not depend on B or on
 thread scheduling. ``deck`` (B, D) holds each game's shuffled deck of the current hand (deck
-indices, top first), so the same deals can be replayed through ``engine.py``
-(``tests/test_vector.py`` does exactly that).
+indices, top first; only the cards a hand can draw are shuffled, the rest are the undrawn cards in
+no order), so the same deals can be replayed through ``engine.py`` (``tests/test_vector.py`` does
+exactly that).
+
+Threads: the kernel releases the GIL; from ``PARALLEL_MIN_B`` games on (or with ``threads=k``)
+slices of the batch are stepped on one thread per core. Below that one thread is faster (and on a
+loaded machine a thread barrier can cost a whole time slice).
 
 Backends (the ``backend`` attribute says which one runs):
 
@@ -39,6 +44,7 @@ Requires numba for the kernel; without it every variant uses the loop.
 
 from __future__ import annotations
 
+import os
 from typing import NamedTuple
 
 import numpy as np
@@ -53,6 +59,7 @@ EPISODES = ("hand", "game")
 REWARDS = ("points", "win")
 BACKENDS = ("auto", "numba", "loop")
 KERNEL_VARIANTS = ("le_truc", "put", "truco_paulista", "truco_mineiro")
+PARALLEL_MIN_B = 4096  # below this the serial kernel is faster
 
 
 class VecStep(NamedTuple):
@@ -102,7 +109,8 @@ class VectorEnv:
 
     def __init__(self, variant: str | Rules = "le_truc", num_envs: int = 64, *, episode: str = "hand",
                  reward: str = "points", dealer: int | str | None = None, random_start_score: float = 0.0,
-                 seed: int | None = None, backend: str = "auto", observe: bool = True, **options):
+                 seed: int | None = None, backend: str = "auto", observe: bool = True,
+                 threads: int | None = None, **options):
         for name, value, allowed in (("episode", episode, EPISODES), ("reward", reward, REWARDS),
                                      ("backend", backend, BACKENDS)):
             if value not in allowed:
@@ -119,6 +127,10 @@ class VectorEnv:
             raise TrucError("random_start_score is a probability, and only for episode='hand'")
         self.num_envs, self.episode, self.reward_kind = num_envs, episode, reward
         self.dealer, self.random_start_score = dealer, float(random_start_score)
+        if threads is None:  # threads pay only for big batches (a thread barrier costs a time slice when loaded)
+            threads = 1 if num_envs < PARALLEL_MIN_B else 0
+        self.threads = threads
+        """threads stepping slices of the batch: 1 = one, 0 = one per available core."""
         self.encoder = encoder_of(r)
         self.layout = layout_of(r)
         self.n_players = r.players
@@ -266,6 +278,7 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
     p[K.P_START_SCORE_PROB] = round(venv.random_start_score * 1000)
     p[K.P_LEN_RANKING] = len(r.ranking)
     p[K.P_PARTNER_HAND] = "partner_hand" in enc.offset
+    p[K.P_SHUFFLE] = r.hand_size * r.players * (2 if r.redeal else 1) + (1 if r.vira else 0)
     p[K.P_A_PLAY], p[K.P_A_SLOT], p[K.P_A_RAISE] = L.play, L.slot, L.RAISE
     p[K.P_A_ACCEPT], p[K.P_A_REFUSE], p[K.P_A_FOLD] = L.ACCEPT, L.REFUSE, L.FOLD
     p[K.P_A_ALL_IN], p[K.P_A_REDEAL], p[K.P_A_SIGNAL] = L.ALL_IN, L.REDEAL, L.signal
@@ -303,6 +316,14 @@ class _KernelImpl:
         self.tlead = np.full((B, hs), -1, np.int32)
         self._deck = np.zeros((B, D), np.int32)
         self._rand_out = np.zeros(B, np.int32)
+        threads = venv.threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
+        self.pool = None
+        if threads > 1:  # the kernel releases the GIL: slices of the batch run on threads
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(threads)
+            edges = np.linspace(0, B, threads + 1).astype(int)
+            self.slices = list(zip(edges[:-1], edges[1:]))
 
     def _state(self):
         return (self.g, self.p, self.ladder, self.strength, self.decided, self.manilha, self.sigtrue, self.rng,
@@ -322,7 +343,14 @@ class _KernelImpl:
 
     def step(self, actions):
         v = self.v
-        self.K.step_batch(actions, *self._state(), v._obs, v._mask, v._rew, v._done, v._seat)
+        args = (actions, *self._state(), v._obs, v._mask, v._rew, v._done, v._seat)
+        if self.pool is None:
+            self.K.step_serial(*args)
+            return
+        shared = {2, 3, 4, 5, 6, 7}  # params and tables: the same for every slice
+        parts = [tuple(x if i in shared else x[lo:hi] for i, x in enumerate(args)) for lo, hi in self.slices]
+        for f in [self.pool.submit(self.K.step_serial, *part) for part in parts]:
+            f.result()
 
     def random_actions(self, mask):
         self.K.random_legal(mask, self.act_rng, self._rand_out)
