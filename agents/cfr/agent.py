@@ -1,0 +1,81 @@
+"""The ``cfr:PATH`` agent: samples its action from the solved average strategy.
+
+It reads the seat's perfect-recall ``info_state`` string from the observation dict (the arena's
+observation), keys it by the solver's abstraction (:mod:`agents.cfr.keys`), and maps the sampled
+class play back to a legal card of that class. An information set the strategy does not cover (a
+hand from another score in a whole game, say) is played uniformly at random among the legal actions
+and counted in ``misses``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from truc_env.actions import layout_of
+from truc_env.errors import TrucError
+
+from .strategy import Strategy, load_strategy
+from .tree import PLAY
+
+
+class CFRAgent:
+    """Plays a :class:`Strategy` from observation dicts with an ``info_state`` string."""
+
+    def __init__(self, strategy: Strategy, seed: int | None = None):
+        self.strategy = strategy
+        self.rules = strategy.rules
+        self.layout = layout_of(self.rules)
+        self.rng = np.random.default_rng(seed)
+        self.misses = 0
+        self.decisions = 0
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def policy(self, observation, action_mask) -> dict[int, float]:
+        """Probability of each legal engine action at this decision."""
+        try:
+            info_state = observation["info_state"]  # may be built on first use (truc_env.view)
+        except (KeyError, TypeError, IndexError):
+            raise TrucError("the cfr agent needs an observation dict with an 'info_state' string "
+                            "(truc_env.observe.info_state_string)") from None
+        rules = observation.get("rules")
+        if rules is not None and getattr(rules, "key", rules) != self.rules.key:
+            raise TrucError(f"this cfr strategy plays {self.rules.key}, not {getattr(rules, 'key', rules)}")
+        mask = np.asarray(action_mask if action_mask is not None else observation["action_mask"])
+        legal = [int(a) for a in np.flatnonzero(mask)]
+        if not legal:
+            raise TrucError("no legal action in the mask")
+        self.decisions += 1
+        try:
+            labels, probs = self.strategy.distribution(info_state)
+        except KeyError:
+            self.misses += 1
+            return {a: 1.0 / len(legal) for a in legal}
+        L, ab = self.layout, self.strategy.abstraction
+        by_class: dict[int, int] = {}
+        for a in legal:
+            if L.play <= a < L.play + len(L.deck):
+                by_class.setdefault(ab.card_class[L.deck[a - L.play]], a)
+        out: dict[int, float] = {}
+        for lab, p in zip(labels, probs):
+            a = by_class.get(int(lab) - PLAY) if lab >= PLAY else int(lab)
+            if a is not None and a in legal and p > 0:
+                out[a] = out.get(a, 0.0) + float(p)
+        total = sum(out.values())
+        if total <= 0:
+            self.misses += 1
+            return {a: 1.0 / len(legal) for a in legal}
+        return {a: p / total for a, p in out.items()}
+
+    def act(self, observation, action_mask=None) -> int:
+        pol = self.policy(observation, action_mask)
+        actions = list(pol)
+        probs = np.array([pol[a] for a in actions])
+        return int(actions[int(self.rng.choice(len(actions), p=probs / probs.sum()))])
+
+
+def load_agent(path: str, rules=None, seed: int | None = None) -> CFRAgent:
+    """The agent of a strategy file; refuses a file made for other Rules."""
+    return CFRAgent(load_strategy(path, rules), seed)

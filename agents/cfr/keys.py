@@ -1,0 +1,100 @@
+"""Information-set keys of the exact solver, read from what a seat knows.
+
+The key of a seat's decision is (its role in the hand, its dealt hand as strength classes, the public
+actions of the hand with each card play written as its class). It is computed from the perfect-recall
+info-state string of :func:`truc_env.observe.info_state_string` (what the arena hands an agent), so
+an agent never needs the engine state:
+
+    p1 |h0 d0 s0,0 1:got 7c 1:got 9d 1:got As 1:raise 0:accept 1:play 9d ...
+
+Only the current (last) hand of the string counts. Roles: ``0`` = the dealer, ``1`` = the first
+player (*mano*), so a strategy solved with dealer 0 plays any hand by role. After an accepted redeal
+the hand is the new one and ``redealt`` is set (see ``docs/cfr.md`` for how the redeal is treated).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from truc_env.actions import layout_of
+from truc_env.errors import TrucError
+from truc_env.rules import Rules
+
+from .abstraction import CardAbstraction, make_abstraction
+from .tree import PLAY
+
+_ENTRY = re.compile(r"^(\d+):(.*)$")
+
+
+@dataclass(frozen=True)
+class InfoKey:
+    role: int  # 0 dealer, 1 first player
+    hand: tuple  # own dealt hand (of the current deal) as sorted class indices
+    actions: tuple  # public action labels of the hand before the accepted redeal (or all, without one)
+    redealt: bool
+    after: tuple  # labels after an accepted redeal
+
+    def text(self, ab: CardAbstraction) -> str:
+        def fmt(labs):
+            return " ".join(f"play:{ab.names[x - PLAY]}" if x >= PLAY else str(x) for x in labs)
+
+        hand = ",".join(ab.names[c] for c in self.hand)
+        tail = f" || {fmt(self.after)}" if self.redealt else ""
+        return f"r{self.role} [{hand}] {fmt(self.actions)}{tail}"
+
+
+def parse_info_state(text: str, rules: Rules, ab: CardAbstraction | None = None) -> InfoKey:
+    """The solver's key for an info-state string (the last hand in it)."""
+    ab = ab or make_abstraction(rules)
+    L = layout_of(rules)
+    fam = rules.family
+    if not isinstance(text, str) or not text.startswith("p"):
+        raise TrucError(f"not an info-state string: {text!r}")
+    tokens = text.split()
+    seat = int(tokens[0][1:])
+    start = max((i for i, t in enumerate(tokens) if t.startswith("|h")), default=None)
+    if start is None:
+        raise TrucError(f"info-state string has no hand marker '|h': {text!r}")
+    dealer = int(tokens[start + 1][1:])
+    n = rules.players
+    role = 0 if seat == dealer else (1 if seat == (dealer + 1) % n else -1)
+    entries: list[list[str]] = []
+    for t in tokens[start + 3:]:
+        m = _ENTRY.match(t)
+        if m:
+            entries.append([m.group(1), m.group(2)])
+        elif entries:
+            entries[-1].append(t)
+    deals: list[list[int]] = [[]]
+    before: list[int] = []
+    after: list[int] = []
+    redealt = False
+    last_label = None
+    for e in entries:
+        actor, words = int(e[0]), e[1:]
+        if words[0] == "got":
+            if actor == seat:
+                if len(deals[-1]) == rules.hand_size:
+                    deals.append([])
+                deals[-1].append(fam.parse(words[1]))
+            continue
+        if words[0] == "play":
+            card = fam.parse(words[1].split("=")[-1])
+            lab = PLAY + ab.card_class[card]
+        else:
+            lab = L.from_string(" ".join(words))
+        (after if redealt else before).append(lab)
+        if last_label == L.REDEAL and lab == L.ACCEPT and not redealt:
+            redealt = True
+        last_label = lab
+    hand = tuple(sorted(ab.card_class[c] for c in deals[-1]))
+    return InfoKey(role, hand, tuple(before), redealt, tuple(after))
+
+
+def infoset_key(state, seat: int) -> str:
+    """Readable key of ``seat``'s information set in an engine state (from its info-state string)."""
+    from truc_env.observe import info_state_string
+
+    ab = make_abstraction(state.rules)
+    return parse_info_state(info_state_string(state, seat), state.rules, ab).text(ab)

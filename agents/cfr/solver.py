@@ -1,0 +1,158 @@
+"""Exact heads-up solving on the public tree: CFR+, discounted and linear CFR, best response.
+
+    tree = build_tree(make_rules("le_truc", redeal=False))
+    solver = PublicTreeSolver(tree, algorithm="cfr+")
+    solver.iterate(100)
+    solver.exploitability()   # points per hand: (BR_0 + BR_1) / 2 against the average strategy
+
+Exploitability is OpenSpiel's: the mean over the two seats of what a best response to the average
+strategy wins, in hand points (zero-sum), for one hand from the tree's score with its dealer.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from truc_env.errors import TrucError
+
+from . import kernels as K
+from .tree import PublicTree
+
+ALGORITHMS = ("cfr+", "dcfr", "lcfr", "cfr")
+
+
+class PublicTreeSolver:
+    """Tabular CFR over (public node, own hand) information sets, with exact best response."""
+
+    def __init__(self, tree: PublicTree, algorithm: str = "cfr+", alpha: float = 1.5, beta: float = 0.0,
+                 gamma: float = 2.0, redeal_value: float = 0.0, dtype: str = "float64"):
+        if algorithm not in ALGORITHMS:
+            raise TrucError(f"unknown algorithm {algorithm!r} for the exact solver; known: {', '.join(ALGORITHMS)}")
+        self.tree = tree
+        self.algorithm = algorithm
+        if algorithm == "lcfr":
+            alpha, beta, gamma = 1.0, 1.0, 1.0
+        self.alpha, self.beta, self.gamma = alpha, beta, gamma
+        self.redeal_value = float(redeal_value)
+        t = tree
+        (self.iset_off, self.iset_start, self.slot_k, self.roff, n_reach,
+         self.voff) = K.layout(t.actor, t.hs, t.act_start, t.kind, t.child, t.trans, t.hs_off, t.tr_off, t.tr_pos)
+        m = int(self.iset_start[-1])
+        self.dtype = np.dtype(dtype)
+        self.R = np.zeros(m, dtype=self.dtype)
+        self.S = np.zeros(m, dtype=self.dtype)
+        self.sigma = np.zeros(m, dtype=self.dtype)
+        self.reach = np.zeros(int(n_reach))
+        self.values = np.zeros(int(max(self.voff[-1])))
+        self.iteration = 0
+        self.seconds = 0.0
+        self.cpu_seconds = 0.0
+        K.initial_strategy(t.actor, self.iset_off, self.iset_start, self.R, self.sigma)
+
+    @property
+    def n_infosets(self) -> int:
+        return len(self.iset_start) - 1
+
+    @property
+    def n_slots(self) -> int:
+        return len(self.slot_k)
+
+    # ------------------------------------------------------------------ passes
+    def _forward(self, seat, sigma):
+        t = self.tree
+        K.forward(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.trans, t.hs_off, t.tr_off, t.tr_pos,
+                  self.iset_off, self.iset_start, self.slot_k, self.roff, sigma, self.reach)
+
+    def _backward(self, seat, sigma, update=False, best_response=False, weights=(1.0, 1.0, 1.0, 1.0)):
+        t = self.tree
+        mode = {"cfr+": K.MODE_PLUS, "dcfr": K.MODE_DISCOUNT, "lcfr": K.MODE_DISCOUNT, "cfr": K.MODE_VANILLA}[self.algorithm]
+        avg_weight, pos, neg, avg_disc = weights
+        return K.backward(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.util, t.trans, t.hs_off, t.hs_hands,
+                          t.tr_off, t.tr_pos, t.W, self.iset_off, self.iset_start, self.slot_k, self.roff, self.voff,
+                          sigma, self.reach, self.values, self.redeal_value, update, self.R, self.S, mode,
+                          avg_weight, pos, neg, avg_disc, best_response)
+
+    def iterate(self, n: int = 1, callback=None) -> None:
+        """Run ``n`` iterations (each: seat 0 updates, then seat 1 against seat 0's new strategy)."""
+        for _ in range(n):
+            start, cpu = time.perf_counter(), time.process_time()
+            self.iteration += 1
+            it = self.iteration
+            weights = (float(it), it ** self.alpha / (it ** self.alpha + 1), it ** self.beta / (it ** self.beta + 1),
+                       (it / (it + 1)) ** self.gamma)
+            if it == 1:
+                self._forward(0, self.sigma)
+                self._forward(1, self.sigma)
+            # seat 0 updates against seat 1's reach; then seat 1 against seat 0's new strategy
+            self._backward(0, self.sigma, update=True, weights=weights)
+            self._forward(0, self.sigma)
+            self._backward(1, self.sigma, update=True, weights=weights)
+            self._forward(1, self.sigma)
+            self.seconds += time.perf_counter() - start
+            self.cpu_seconds += time.process_time() - cpu
+            if callback is not None:
+                callback(self)
+
+    # ------------------------------------------------------------------ results
+    def average_strategy(self) -> np.ndarray:
+        out = np.zeros_like(self.S)
+        K.normalize(self.iset_start, self.S, out)
+        return out
+
+    def evaluate(self, sigma: np.ndarray | None = None) -> dict:
+        """Best-response values and exploitability of a strategy (default: the average strategy)."""
+        if sigma is None:
+            sigma = self.average_strategy()
+        self._forward(0, sigma)
+        self._forward(1, sigma)
+        value0 = self._backward(0, sigma)
+        br0 = self._backward(0, sigma, best_response=True)
+        br1 = self._backward(1, sigma, best_response=True)
+        self._forward(0, self.sigma)  # leave the current strategy's reach for the next iteration
+        self._forward(1, self.sigma)
+        nash_conv = br0 + br1
+        return {"value": value0, "br0": br0, "br1": br1, "nash_conv": nash_conv, "exploitability": nash_conv / 2}
+
+    def policy_at(self, node: int = 0, sigma: np.ndarray | None = None):
+        """The strategy at a public node: (hand names, action names, probabilities [hand, action]).
+
+        Rows are the acting seat's hands that can be there; an action a hand cannot take has 0.
+        """
+        from .tree import label_text
+
+        t = self.tree
+        sigma = self.average_strategy() if sigma is None else sigma
+        a0, a1 = t.act_start[node], t.act_start[node + 1]
+        names = [label_text(t, int(x)) for x in t.label[a0:a1]]
+        hands = t.hand_set(t.hs[node, t.actor[node]])
+        probs = np.zeros((len(hands), a1 - a0))
+        for h in range(len(hands)):
+            i = self.iset_off[node] + h
+            a, b = self.iset_start[i], self.iset_start[i + 1]
+            probs[h, self.slot_k[a:b]] = sigma[a:b]
+        ab = t.abstraction
+        hand_names = [" ".join(ab.names[c] for c in sorted(ab.hands[x], reverse=True)) for x in hands]
+        return hand_names, names, probs
+
+    def exploitability(self, sigma: np.ndarray | None = None) -> float:
+        return self.evaluate(sigma)["exploitability"]
+
+    # ------------------------------------------------------------------ checkpoints
+    def state_dict(self) -> dict:
+        return {"R": self.R, "S": self.S, "iteration": np.int64(self.iteration), "seconds": np.float64(self.seconds),
+                "cpu_seconds": np.float64(self.cpu_seconds)}
+
+    def load_state_dict(self, d: dict) -> None:
+        if d["R"].shape != self.R.shape:
+            raise TrucError(f"checkpoint does not match this game tree ({d['R'].shape[0]} regrets, "
+                            f"tree has {self.R.shape[0]})")
+        self.R[:] = d["R"]
+        self.S[:] = d["S"]
+        self.iteration = int(d["iteration"])
+        self.seconds = float(d["seconds"])
+        self.cpu_seconds = float(d.get("cpu_seconds", 0.0))
+        K.initial_strategy(self.tree.actor, self.iset_off, self.iset_start, self.R, self.sigma)
+        self._forward(0, self.sigma)
+        self._forward(1, self.sigma)

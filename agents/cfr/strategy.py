@@ -1,0 +1,164 @@
+"""Strategy files of the exact solver and the ``cfr:PATH`` agent.
+
+A strategy file is a compressed ``.npz``: a JSON header (format, Rules key, options, package version,
+how it was solved and its measured exploitability) and, per part, the public tree's lookup arrays
+and the average strategy of every information set. Part ``main`` is the hand; part ``cont``
+(present when the rules allow a redeal) is the redeal-free hand that follows an accepted redeal.
+Files are written atomically (a temporary file, then a rename). Loading into other Rules, or a file
+that is not a strategy file, raises :class:`truc_env.TrucError` saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+
+import numpy as np
+
+import truc_env
+from truc_env.errors import TrucError
+from truc_env.rules import Rules, make_rules
+
+from .abstraction import make_abstraction
+from .keys import InfoKey, parse_info_state
+from .tree import CHILD, REDEAL, PublicTree
+
+FORMAT = "truc-cfr-strategy"
+FORMAT_VERSION = 1
+_ARRAYS = ("actor", "hs", "act_start", "label", "kind", "child", "hs_off", "hs_hands", "iset_off", "iset_start",
+           "slot_k", "policy")
+
+
+class StrategyTable:
+    """One part's lookup arrays: walk the public actions, then read the hand's action distribution."""
+
+    def __init__(self, arrays: dict, dealer: int):
+        for name in _ARRAYS:
+            setattr(self, name, arrays[name])
+        self.dealer = dealer
+
+    @classmethod
+    def from_solver(cls, tree: PublicTree, solver, policy: np.ndarray) -> StrategyTable:
+        arrays = {"actor": tree.actor, "hs": tree.hs, "act_start": tree.act_start, "label": tree.label,
+                  "kind": tree.kind, "child": tree.child, "hs_off": tree.hs_off, "hs_hands": tree.hs_hands,
+                  "iset_off": solver.iset_off, "iset_start": solver.iset_start, "slot_k": solver.slot_k,
+                  "policy": policy.astype(np.float32)}
+        return cls(arrays, tree.dealer)
+
+    def walk(self, labels) -> tuple[int, bool]:
+        """Node reached by these public actions, and whether an accepted redeal was crossed."""
+        node = 0
+        for lab in labels:
+            a, b = self.act_start[node], self.act_start[node + 1]
+            hit = np.nonzero(self.label[a:b] == lab)[0]
+            if len(hit) == 0:
+                raise KeyError(lab)
+            e = a + int(hit[0])
+            if self.kind[e] == REDEAL:
+                return -1, True
+            if self.kind[e] != CHILD:
+                raise KeyError(lab)
+            node = int(self.child[e])
+        return node, False
+
+    def distribution(self, node: int, tree_seat: int, hand_index: int) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, probabilities) of the information set (node, hand)."""
+        if int(self.actor[node]) != tree_seat:
+            raise KeyError("not this seat's decision")
+        s = int(self.hs[node, tree_seat])
+        hands = self.hs_hands[self.hs_off[s]:self.hs_off[s + 1]]
+        pos = np.nonzero(hands == hand_index)[0]
+        if len(pos) == 0:
+            raise KeyError("hand not consistent with the public actions")
+        iset = int(self.iset_off[node]) + int(pos[0])
+        a, b = int(self.iset_start[iset]), int(self.iset_start[iset + 1])
+        labels = self.label[self.act_start[node] + self.slot_k[a:b].astype(np.int64)]
+        return labels, self.policy[a:b].astype(np.float64)
+
+
+class Strategy:
+    """A solved strategy for one Rules: the average strategy at every information set."""
+
+    def __init__(self, header: dict, parts: dict):
+        self.header = header
+        self.parts = parts
+        self.rules = make_rules(header["variant"], **header["options"])
+        self.abstraction = make_abstraction(self.rules, header.get("abstraction", "strength"))
+
+    def key_of(self, info_state: str) -> InfoKey:
+        return parse_info_state(info_state, self.rules, self.abstraction)
+
+    def distribution(self, info_state: str) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, probabilities) at the information set of this info-state string.
+
+        Raises KeyError when the strategy has no entry for it.
+        """
+        key = self.key_of(info_state)
+        if key.role < 0:
+            raise KeyError("seat is neither dealer nor first player")
+        table = self.parts["main"]
+        tree_seat = table.dealer if key.role == 0 else 1 - table.dealer
+        node, crossed = table.walk(key.actions)
+        if crossed or key.redealt:
+            if "cont" not in self.parts:
+                raise KeyError("no strategy for the hand after a redeal")
+            table = self.parts["cont"]
+            node, _ = table.walk(key.after)
+        hand = self.abstraction.hand_index.get(key.hand)
+        if hand is None:
+            raise KeyError("unknown hand")
+        return table.distribution(node, tree_seat, hand)
+
+
+def save_strategy(path: str, header: dict, parts: dict) -> None:
+    """Write a strategy file atomically."""
+    header = dict(header)
+    header.update({"format": FORMAT, "format_version": FORMAT_VERSION, "truc_env_version": truc_env.__version__})
+    arrays = {"header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)}
+    for part, table in parts.items():
+        for name in _ARRAYS:
+            arrays[f"{part}.{name}"] = np.asarray(getattr(table, name))
+        arrays[f"{part}.dealer"] = np.int64(table.dealer)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".npz")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez_compressed(f, **arrays)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_strategy(path: str, rules: Rules | None = None) -> Strategy:
+    """Read a strategy file; refuse a corrupt file or one made for other Rules."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise TrucError(f"no strategy file {path!r}") from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise TrucError(f"{path}: not a readable CFR strategy file ({e})") from None
+    try:
+        header = json.loads(bytes(data["header"]).decode())
+        if header.get("format") != FORMAT:
+            raise ValueError("wrong format tag")
+        parts = {}
+        for part in ("main", "cont"):
+            if f"{part}.policy" in data:
+                parts[part] = StrategyTable({n: data[f"{part}.{n}"] for n in _ARRAYS}, int(data[f"{part}.dealer"]))
+        if "main" not in parts:
+            raise ValueError("no strategy part")
+    except (KeyError, ValueError, UnicodeDecodeError) as e:
+        raise TrucError(f"{path}: not a CFR strategy file or corrupt ({e})") from None
+    if header.get("format_version") != FORMAT_VERSION:
+        raise TrucError(f"{path}: strategy format version {header.get('format_version')} is not supported "
+                        f"(this code reads version {FORMAT_VERSION})")
+    if rules is not None and rules.key != header["rules_key"]:
+        raise TrucError(f"{path}: this strategy was solved for {header['rules_key']} and cannot play {rules.key}")
+    return Strategy(header, parts)

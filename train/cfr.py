@@ -1,0 +1,259 @@
+"""Solve a heads-up hand with CFR: ``truc train cfr --config configs/cfr_<name>.yaml [--resume]``.
+
+One readable loop: build the public tree once with the engine (:mod:`agents.cfr.tree`), run CFR+ /
+discounted CFR / linear CFR over it (:mod:`agents.cfr.solver`), measure the exact exploitability of
+the average strategy every ``eval_every`` iterations, write the curve (CSV + PNG), checkpoint the
+regrets atomically every ``checkpoint_every`` iterations, and save the strategy file that ``cfr:PATH``
+loads. ``--resume`` continues from the checkpoint in ``out``.
+
+Rules with a redeal are solved in two steps (``docs/cfr.md``): first the redeal-free hand (the
+continuation after an accepted redeal), whose equilibrium value then stands for an accepted redeal
+in the main hand; the strategy file holds both parts.
+
+Partnership variants have no exact solver; sampling MCCFR (``algorithm: es_mccfr``) is planned
+and refused with a clear error for now.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import yaml
+
+from truc_env.errors import TrucError
+from truc_env.rules import make_rules
+
+
+@dataclass
+class CFRConfig:
+    variant: str = "le_truc"
+    """the variant (any heads-up variant the public tree supports; partnerships: es_mccfr)"""
+    options: dict = field(default_factory=dict)
+    """the variant's options, as for ``make_rules``"""
+    dealer: int = 0
+    """the dealer of the solved hand (the strategy plays any hand by role: dealer / first player)"""
+    score: list = field(default_factory=lambda: [0, 0])
+    """the score before the hand (mon reste is worth what the winner still needs)"""
+    algorithm: str = "dcfr"
+    """cfr+, dcfr (alpha 1.5, beta 0, gamma 2), lcfr, cfr"""
+    abstraction: str = "strength"
+    """strength (lossless: cards of equal strength merged) or none"""
+    iterations: int = 1000
+    """at most this many iterations"""
+    time_limit: float = 1800.0
+    """stop after this many seconds of wall time for the whole run (tree building included)"""
+    target_exploitability: float = 0.0
+    """stop once the exploitability (points per hand) is at most this (0: never)"""
+    eval_every: int = 25
+    """iterations between exact exploitability measurements"""
+    checkpoint_every: int = 100
+    """iterations between checkpoints"""
+    dtype: str = "float32"
+    """float32 halves memory traffic on big trees; float64 for exact cross-checks"""
+    out: str = "runs/cfr"
+    """output folder: strategy.npz, checkpoint.npz, curve.csv, curve.png, summary.json"""
+    continuation: str = ""
+    """with a redeal: a strategy file of the same game with ``redeal: false`` (same dealer and score)
+    to reuse as the hand after an accepted redeal, instead of solving it first"""
+    alpha: float = 1.5
+    beta: float = 0.0
+    gamma: float = 2.0
+
+
+def load_config(path: str) -> CFRConfig:
+    try:
+        with open(path) as f:
+            raw = yaml.safe_load(f) or {}
+    except OSError as e:
+        raise TrucError(f"cannot read config {path}: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise TrucError(f"config {path} is not valid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise TrucError(f"config {path} must be a mapping of settings")
+    known = set(CFRConfig.__dataclass_fields__)
+    unknown = set(raw) - known
+    if unknown:
+        raise TrucError(f"{path}: unknown setting(s) {sorted(unknown)}; allowed: {sorted(known)}")
+    return CFRConfig(**raw)
+
+
+def _atomic_savez(path: str, **arrays) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".npz")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _atomic_text(path: str, text: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def plot_curve(rows: list[dict], path: str, title: str) -> None:
+    """Exploitability against iterations and seconds, log scale (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for part in sorted({r["part"] for r in rows}):
+        rs = [r for r in rows if r["part"] == part]
+        axes[0].loglog([r["iteration"] for r in rs], [r["exploitability"] for r in rs], marker=".", label=part)
+        axes[1].semilogy([r.get("cpu_seconds", r["seconds"]) for r in rs], [r["exploitability"] for r in rs],
+                         marker=".", label=part)
+    for ax, xl in zip(axes, ("iterations", "solver CPU seconds")):
+        ax.set_xlabel(xl)
+        ax.set_ylabel("exploitability (points / hand)")
+        ax.axhline(0.01, color="grey", lw=0.8, ls="--")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool, rows: list, redeal_value=0.0,
+                log=print):
+    """Build one public tree and run the solver until a stop rule fires; returns (tree, solver)."""
+    from tqdm import tqdm
+
+    from agents.cfr.solver import PublicTreeSolver
+    from agents.cfr.tree import build_tree
+
+    t0 = time.time()
+    tree = build_tree(rules, dealer=cfg.dealer, score=tuple(cfg.score), abstraction=cfg.abstraction)
+    log(f"[{part}] public tree: {tree.size()} built in {time.time() - t0:.1f}s")
+    solver = PublicTreeSolver(tree, cfg.algorithm, cfg.alpha, cfg.beta, cfg.gamma, redeal_value, cfg.dtype)
+    ckpt = os.path.join(cfg.out, f"checkpoint_{part}.npz")
+    if resume and os.path.exists(ckpt):
+        with np.load(ckpt) as z:
+            solver.load_state_dict({k: z[k] for k in z.files})
+        rows[:] = [r for r in rows if not (r["part"] == part and r["iteration"] > solver.iteration)]
+        log(f"[{part}] resumed at iteration {solver.iteration}")
+    bar = tqdm(total=cfg.iterations, initial=solver.iteration, desc=f"cfr {part}", unit="it")
+    last = None
+    while solver.iteration < cfg.iterations and time.time() < deadline:
+        step = min(cfg.eval_every - solver.iteration % cfg.eval_every, cfg.iterations - solver.iteration)
+        solver.iterate(step)
+        bar.update(step)
+        ev = solver.evaluate()
+        last = ev["exploitability"]
+        rows.append({"part": part, "iteration": solver.iteration, "seconds": round(solver.seconds, 2),
+                     "cpu_seconds": round(solver.cpu_seconds, 2), "elapsed": round(time.time() - t0, 2),
+                     "exploitability": last, "value": ev["value"], "br0": ev["br0"], "br1": ev["br1"]})
+        bar.set_postfix(expl=f"{last:.4f}")
+        if solver.iteration % cfg.checkpoint_every < step or solver.iteration >= cfg.iterations:
+            _atomic_savez(ckpt, **solver.state_dict())
+        if cfg.target_exploitability and last <= cfg.target_exploitability:
+            break
+    bar.close()
+    _atomic_savez(ckpt, **solver.state_dict())
+    return tree, solver
+
+
+def main(config_path: str, resume: bool = False) -> dict:
+    """Run a CFR config; returns the summary (also written to ``out/summary.json``)."""
+    cfg = load_config(config_path)
+    return run(cfg, resume)
+
+
+def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
+    from agents.cfr.strategy import StrategyTable, save_strategy
+    from agents.cfr.tree import unsupported_reason
+
+    start = time.time()
+    deadline = start + cfg.time_limit
+    rules = make_rules(cfg.variant, **cfg.options)
+    if cfg.algorithm in ("es_mccfr", "os_mccfr"):
+        raise TrucError(f"algorithm {cfg.algorithm!r} (sampling MCCFR for partnerships) is not implemented yet; "
+                        "exact algorithms: cfr+, dcfr, lcfr, cfr")
+    why = unsupported_reason(rules, cfg.score)
+    if why:
+        raise TrucError(f"{cfg.variant}: the exact solver does not apply ({why})")
+    os.makedirs(cfg.out, exist_ok=True)
+    curve_csv = os.path.join(cfg.out, "curve.csv")
+    rows: list[dict] = []
+    if resume and os.path.exists(curve_csv):
+        with open(curve_csv) as f:
+            rows = [{k: (v if k == "part" else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
+        for r in rows:
+            r["iteration"] = int(r["iteration"])
+    parts = {}
+    summary = {"config": asdict(cfg), "rules_key": rules.key}
+    redeal_value = 0.0
+    if rules.redeal and cfg.continuation:
+        from agents.cfr.strategy import load_strategy
+
+        cont_rules = make_rules(cfg.variant, **{**cfg.options, "redeal": False})
+        cont = load_strategy(cfg.continuation, cont_rules)
+        h = cont.header
+        if h.get("dealer") != cfg.dealer or list(h.get("score", [])) != list(cfg.score):
+            raise TrucError(f"{cfg.continuation}: solved for dealer {h.get('dealer')} at {h.get('score')}, "
+                            f"not dealer {cfg.dealer} at {cfg.score}")
+        redeal_value = h.get("value_seat0")
+        if redeal_value is None:
+            with open(os.path.join(os.path.dirname(cfg.continuation), "summary.json")) as f:
+                redeal_value = json.load(f)["main"]["value_seat0"]
+        parts["cont"] = cont.parts["main"]
+        summary["cont"] = {"from": cfg.continuation, "exploitability": h.get("exploitability"),
+                           "iterations": h.get("iterations"), "value_seat0": redeal_value}
+        log(f"[cont] reusing {cfg.continuation}: value {redeal_value:+.4f} for seat 0")
+    elif rules.redeal:
+        # the hand after an accepted redeal: the same hand without a second redeal
+        cont_rules = make_rules(cfg.variant, **{**cfg.options, "redeal": False})
+        share = (deadline - time.time()) * 0.4
+        tree, solver = _solve_part(cfg, cont_rules, "cont", time.time() + share, resume, rows, log=log)
+        ev = solver.evaluate()
+        redeal_value = ev["value"]
+        parts["cont"] = StrategyTable.from_solver(tree, solver, solver.average_strategy())
+        summary["cont"] = {"size": tree.size(), "iterations": solver.iteration, "exploitability": ev["exploitability"],
+                           "value_seat0": redeal_value, "build_seconds": tree.build_seconds,
+                           "solve_seconds": solver.seconds, "solve_cpu_seconds": solver.cpu_seconds}
+        del tree, solver
+    tree, solver = _solve_part(cfg, rules, "main", deadline, resume, rows, redeal_value, log=log)
+    ev = solver.evaluate()
+    parts["main"] = StrategyTable.from_solver(tree, solver, solver.average_strategy())
+    summary["main"] = {"size": tree.size(), "iterations": solver.iteration, "exploitability": ev["exploitability"],
+                       "value_seat0": ev["value"], "br0": ev["br0"], "br1": ev["br1"],
+                       "build_seconds": tree.build_seconds, "solve_seconds": solver.seconds,
+                       "solve_cpu_seconds": solver.cpu_seconds}
+    summary["wall_seconds"] = time.time() - start
+    summary["cpu_seconds"] = time.process_time()
+    header = {"variant": cfg.variant, "options": dict(rules.options), "rules_key": rules.key, "dealer": cfg.dealer,
+              "score": list(cfg.score), "abstraction": cfg.abstraction, "algorithm": cfg.algorithm,
+              "iterations": solver.iteration, "exploitability": ev["exploitability"], "value_seat0": ev["value"],
+              "redeal_value": redeal_value if rules.redeal else None}
+    save_strategy(os.path.join(cfg.out, "strategy.npz"), header, parts)
+    with open(curve_csv + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["part", "iteration", "seconds", "cpu_seconds", "elapsed", "exploitability",
+                                          "value", "br0", "br1"])
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(curve_csv + ".tmp", curve_csv)
+    if rows:
+        plot_curve(rows, os.path.join(cfg.out, "curve.png"),
+                   f"{cfg.variant} {json.dumps(cfg.options)} ({cfg.algorithm})")
+    _atomic_text(os.path.join(cfg.out, "summary.json"), json.dumps(summary, indent=2, default=float))
+    log(f"exploitability {ev['exploitability']:.5f} points/hand after {solver.iteration} iterations; "
+        f"wall {summary['wall_seconds']:.0f}s; strategy: {os.path.join(cfg.out, 'strategy.npz')}")
+    return summary
