@@ -2,12 +2,17 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# torch for the PPO agents: this pin takes the CPU wheel where pip finds one locally (as on our CI
+# machines); elsewhere pass e.g. TORCH_INDEX=https://download.pytorch.org/whl/cpu for a CPU build.
+TORCH ?= torch==2.13.0
+TORCH_INDEX ?=
 
 .PHONY: install run test test-slow lint bench
 
 $(BIN)/truc: pyproject.toml
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/pip install -q "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(BIN)/pip install -q -e ".[test,ppo]"
 	touch $@
 
 install: $(BIN)/truc
@@ -26,4 +31,4 @@ lint: install
 	$(BIN)/ruff check .
 
 bench: install
-	$(BIN)/python benchmarks/engine.py
+	$(BIN)/truc bench

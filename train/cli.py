@@ -97,6 +97,37 @@ def cmd_play(args) -> None:
     play_human(args.variant, options, args.opponents, seat=args.seat, seed=args.seed)
 
 
+def cmd_train_ppo(args) -> None:
+    from train.ppo import main as ppo_main
+
+    ppo_main(args.config, resume=args.resume)
+
+
+def cmd_train_cfr(args) -> None:
+    from train.cfr import main as cfr_main
+
+    cfr_main(args.config, resume=args.resume)
+
+
+def cmd_analyze_signals(args) -> None:
+    from train.signals import run_cli
+
+    run_cli(args)
+
+
+def _bench_module():
+    import os
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/ is not installed
+    from benchmarks import bench
+
+    return bench
+
+
+def cmd_bench(args) -> None:
+    _bench_module().main(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="truc", description="truc-env: the Truc family of card games for research.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -128,6 +159,26 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--seat", type=int, default=0)
     pl.add_argument("--seed", type=int, default=0)
     pl.set_defaults(func=cmd_play)
+    t = sub.add_parser("train", help="train an agent")
+    tsub = t.add_subparsers(dest="trainer", required=True)
+    tp = tsub.add_parser("ppo", help="PPO self-play (configs/ppo_*.yaml)")
+    tp.add_argument("--config", required=True)
+    tp.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
+    tp.set_defaults(func=cmd_train_ppo)
+    tc = tsub.add_parser("cfr", help="CFR+/DCFR/linear CFR solving (configs/cfr_*.yaml)")
+    tc.add_argument("--config", required=True)
+    tc.add_argument("--resume", action="store_true", help="continue the solve from its last checkpoint")
+    tc.set_defaults(func=cmd_train_cfr)
+    an = sub.add_parser("analyze", help="analyse agents (partner signals)")
+    asub = an.add_subparsers(dest="analysis", required=True)
+    asig = asub.add_parser("signals", help="signalling, listening, causal influence, ablation, cross-play (docs/signals.md)")
+    from train.signals import add_arguments
+
+    add_arguments(asig)
+    asig.set_defaults(func=cmd_analyze_signals)
+    b = sub.add_parser("bench", help="steps per second of the engine, the envs and the batched engine, beside peers")
+    _bench_module().build_parser(b)
+    b.set_defaults(func=cmd_bench)
     return p
 
 

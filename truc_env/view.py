@@ -118,6 +118,11 @@ class SeatObservation(dict):
         if action_mask is not None:
             self["action_mask"] = action_mask
 
+    def apply(self, fn):
+        """``fn(state, seat)``: for encoders and wrappers (of truc_env or agents) that compute other
+        views of this seat's information from the state; they must read only what the seat sees."""
+        return fn(self._state, self["seat"])
+
     def __missing__(self, key):
         state, seat = self._state, self["seat"]
         if key == "view":

@@ -1,0 +1,146 @@
+"""The PPO policy network: an actor and a critic MLP over one seat's observation, with action masking.
+
+The observation is relative to the acting seat (self first), so one network plays every seat and
+partners share it. ``features`` picks the input: ``observation`` (the flat vector of the
+environments), ``info_state`` (that vector followed by this hand's decision history, which makes it
+perfect-recall within a hand; see :mod:`truc_env.observe`), or ``observation+strength``: the flat
+vector followed by card strengths in this hand's ranking (manilhas follow the vira, so a card's
+one-hot alone does not say how strong it is): own unplayed cards sorted, every card played so far
+by trick and relative seat, and the best card on the table for each side. All of it is what the seat
+sees (own cards only when not playing blind; played cards and the ranking are public).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from truc_env.observe import encoder_of, hand_plays
+from truc_env.view import visible_hand
+
+FEATURES = ("observation", "info_state", "observation+strength")
+
+
+def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
+    """Orthogonal weights and constant bias, as in CleanRL."""
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+def _mlp(sizes: list[int], out: int, out_std: float, init: bool = True) -> nn.Sequential:
+    ini = layer_init if init else (lambda layer, std=None: layer)
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        layers += [ini(nn.Linear(a, b)), nn.Tanh()]
+    layers.append(ini(nn.Linear(sizes[-1], out), std=out_std))
+    return nn.Sequential(*layers)
+
+
+class PolicyNet(nn.Module):
+    """Separate actor and critic MLPs (CleanRL's ``Agent``); the actor's logits are masked."""
+
+    def __init__(self, obs_size: int, n_actions: int, hidden: list[int] | tuple[int, ...] = (256, 256),
+                 init: bool = True):
+        super().__init__()
+        sizes = [obs_size, *hidden]
+        # init=False skips the orthogonal initialisation (a QR per layer) when weights are loaded next
+        self.actor = _mlp(sizes, n_actions, out_std=0.01, init=init)
+        self.critic = _mlp(sizes, 1, out_std=1.0, init=init)
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        return self.critic(x).squeeze(-1)
+
+    def masked_logits(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Actor logits with every illegal action at the smallest float: probability exactly 0."""
+        logits = self.actor(x)
+        return logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
+                generator: torch.Generator | None = None):
+        """(action, log-prob, entropy, value); samples the action when none is given.
+
+        The same mask is applied when sampling and when an update recomputes log-probabilities of
+        the stored actions, so both see the same distribution over legal actions only.
+        """
+        logits = self.masked_logits(x, mask)
+        logp_all = torch.log_softmax(logits, dim=-1)
+        probs = logp_all.exp()
+        if action is None:
+            action = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        logp = logp_all.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+        # illegal actions have p = 0 exactly: p * log p is taken as 0 there
+        entropy = -(probs * logp_all.masked_fill(~mask, 0.0)).sum(-1)
+        return action, logp, entropy, self.value(x)
+
+
+def feature_size(rules, features: str) -> int:
+    enc = encoder_of(rules)
+    if features == "info_state":
+        return enc.info_size
+    if features == "observation+strength":
+        return enc.size + strength_size(rules)
+    return enc.size
+
+
+def strength_size(rules) -> int:
+    return rules.hand_size + rules.hand_size * rules.players + 2
+
+
+_PERCENTILES: dict = {}
+
+
+def _percentiles(strength: tuple) -> dict:
+    """card -> 0.05 + 0.95 * (fraction of the deck it beats), for one hand's ranking (cached)."""
+    table = _PERCENTILES.get(strength)
+    if table is None:
+        cards = [c for c, s in enumerate(strength) if s >= 0]
+        values = sorted(strength[c] for c in cards)
+        n = max(len(cards) - 1, 1)
+        table = {c: 0.05 + 0.95 * (np.searchsorted(values, strength[c]) / n) for c in cards}
+        if len(_PERCENTILES) > 4096:
+            _PERCENTILES.clear()
+        _PERCENTILES[strength] = table
+    return table
+
+
+def strength_features(state, seat: int) -> np.ndarray:
+    """Card strengths this hand as ``seat`` sees them (see the module docstring)."""
+    r = state.rules
+    hs, n = r.hand_size, r.players
+    out = np.zeros(strength_size(r), np.float32)
+    if not state.hand_log or not state.dealt:
+        return out
+    pct = _percentiles(tuple(state.strength))
+    own = visible_hand(state, seat, seat)
+    if own is not None:
+        mine = sorted((pct.get(c, 0.0) for c in own if c >= 0), reverse=True)[:hs]
+        out[:len(mine)] = mine
+    for trick, s, card in hand_plays(state):
+        if trick < hs:
+            out[hs + trick * n + (s - seat) % n] = pct.get(card, 0.0)
+    best = [0.0, 0.0]
+    for s, card in state.trick:
+        k = 0 if r.side(s) == r.side(seat) else 1
+        best[k] = max(best[k], pct.get(card, 0.0))
+    out[-2:] = best
+    return out
+
+
+def encode_state(state, seat: int, features: str) -> np.ndarray:
+    """The network input of ``seat`` at ``state`` (float32)."""
+    enc = encoder_of(state.rules)
+    if features == "observation+strength":
+        return np.concatenate([enc.encode(state, seat), strength_features(state, seat)])
+    return enc.encode(state, seat, info_state=(features == "info_state"))
+
+
+def encode_observation(observation, features: str) -> np.ndarray:
+    """The network input from an agent's observation dict (:class:`truc_env.view.SeatObservation`)."""
+    if features == "observation":
+        return np.asarray(observation["observation"], dtype=np.float32)
+    # other inputs are encoded from the seat's information by truc_env's encoders
+    if not hasattr(observation, "apply"):
+        raise ValueError(f"this PPO policy reads {features!r} features: give it a truc_env.view.SeatObservation")
+    return observation.apply(lambda state, seat: encode_state(state, seat, features))

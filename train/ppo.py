@@ -1,0 +1,765 @@
+"""PPO self-play for every Truc variant, in one readable file (after CleanRL's ``ppo.py``).
+
+Run: ``truc train ppo --config configs/ppo_le_truc.yaml [--resume]``.
+
+How a rollout works. ``num_envs`` engine :class:`~truc_env.engine.State` objects ("tables") are
+driven in Python; at each tick every table is advanced through chance events and fixed opponents
+to the next decision of a network, the decisions are batched per network (the learner, or one
+frozen snapshot of the league), and the chosen actions applied. One network plays every learning
+seat: the observation is relative to the acting seat, so seats and partners share parameters.
+
+Credit in turn-based play. Each learning seat of each table keeps its own trajectory: a pending
+transition (its last decision) and the reward accumulated since. When the seat decides again, the
+pending transition gets that reward and a link to the new one (its successor for GAE); when the
+episode ends, the pending transition gets the rest of the reward and ``done``. So a hand that ends
+on an opponent's (or the partner's) move is credited to the seat's last step, and no seat trains on
+another seat's reward (partners do get their side's reward, which is their own). Rollouts collect
+complete episodes (at least ``steps_per_update`` learner transitions), so no bootstrapping across
+updates is needed and a checkpoint holds no half-played table.
+
+Opponents (the league). Each episode's opponents are drawn: a fixed agent spec (heuristic, cfr)
+with probability ``fixed_prob``; else the current policy itself (pure self-play, every seat learns)
+with probability ``self_play_prob``; else a frozen past snapshot from the pool, chosen by
+``pool_scheme``: ``latest``, ``uniform`` over the history, or ``prioritized`` by the learner's win
+rate against it (PFSP: weight ``(1 - win_rate) ** pfsp_power``). Against a snapshot or a fixed
+agent only the learner's side records transitions.
+
+Masking. Illegal actions get the smallest float as logit when sampling, and the stored masks are
+applied again when the update recomputes log-probabilities and entropies.
+
+Checkpoints (``{out_dir}/{name}/checkpoint.pt``) are written atomically after every
+``checkpoint_every`` updates with the optimiser, every RNG state, the league and the metric history;
+``--resume`` restarts from the last one, and with ``checkpoint_every: 1`` a kill -9 loses no
+completed update. ``policy.pt`` (the network only) is what ``ppo:PATH`` loads in the arena.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import yaml
+from torch import nn
+
+import truc_env
+from agents import make_agent
+from agents.ppo import FEATURES, PolicyNet, encode_state, feature_size, read_checkpoint, save_atomic
+from agents.ppo.checkpoint import FORMAT, VERSION
+from truc_env.actions import layout_of
+from truc_env.engine import State, sample_chance
+from truc_env.errors import TrucError
+from truc_env.rules import make_rules
+from truc_env.view import SeatObservation
+
+
+@dataclass
+class PPOConfig:
+    # --- experiment
+    name: str = "ppo"
+    """run name: files go to ``{out_dir}/{name}/``"""
+    out_dir: str = "runs"
+    """folder of the runs"""
+    seed: int = 0
+    """seed of every random generator (deals, opponents, sampling, initial weights)"""
+    device: str = "auto"
+    """``auto`` (CUDA when present, else CPU), ``cpu`` or ``cuda``"""
+    deterministic: bool = False
+    """``torch.use_deterministic_algorithms(True)``: bit-exact reruns on one device"""
+    torch_threads: int = 1
+    """intra-op threads of torch (the engine is single-threaded Python; small MLPs gain little)"""
+    # --- game
+    variant: str = "le_truc"
+    """the variant (``truc rules <variant>`` lists its options)"""
+    options: dict = field(default_factory=dict)
+    """the variant's options"""
+    episode: str = "hand"
+    """``hand`` (one hand per episode; dealer and learner seats drawn at random) or ``game``"""
+    reward: str = "points"
+    """``points``: zero-sum hand points as they are scored; ``win``: +-1 at the end of the episode"""
+    reward_scale: float = 1.0
+    """rewards are multiplied by this before learning"""
+    random_start_score: float = 0.0
+    """probability that a training hand starts from a random score (so the policy sees mon reste / 11)"""
+    # --- budget
+    total_steps: int = 1_000_000
+    """learner transitions (decisions of learning seats) to train on: the budget, independent of the CPU"""
+    time_limit_minutes: float = 0.0
+    """stop after the update that passes this wall-clock time (0: no limit); makes a run depend on the CPU"""
+    num_envs: int = 64
+    """tables played at once (the inference batch)"""
+    steps_per_update: int = 4096
+    """learner transitions per update, at least (rollouts finish their episodes)"""
+    # --- network
+    features: str = "observation"
+    """network input: ``observation`` (flat) or ``info_state`` (flat + this hand's decision history)"""
+    hidden: list = field(default_factory=lambda: [256, 256])
+    """hidden layer sizes of the actor and of the critic"""
+    # --- PPO
+    learning_rate: float = 2.5e-4
+    """Adam step size"""
+    anneal_lr: bool = True
+    """anneal the step size linearly to 0 over the run"""
+    gamma: float = 1.0
+    """discount per own decision"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    update_epochs: int = 4
+    """passes over the batch per update"""
+    num_minibatches: int = 4
+    """minibatches per pass"""
+    norm_adv: bool = True
+    """normalise advantages per minibatch"""
+    clip_coef: float = 0.2
+    """PPO surrogate clipping"""
+    clip_vloss: bool = True
+    """clip the value loss as in the PPO paper's code"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """value loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient norm clipping"""
+    target_kl: float | None = None
+    """stop an update's epochs early when the approximate KL passes this (None: never)"""
+    # --- league
+    self_play_prob: float = 0.5
+    """probability that an episode is pure self-play against the current policy"""
+    pool_scheme: str = "prioritized"
+    """how a frozen opponent is drawn from the pool: ``latest``, ``uniform`` or ``prioritized``"""
+    snapshot_every: int = 10
+    """updates between snapshots of the learner added to the pool"""
+    pool_size: int = 20
+    """snapshots kept (the oldest leaves first)"""
+    pfsp_power: float = 2.0
+    """prioritized: weight of a snapshot is (1 - learner's win rate against it) ** pfsp_power"""
+    fixed_opponents: list = field(default_factory=list)
+    """agent specs mixed in as opponents (``heuristic:honest``, ``cfr:PATH``...)"""
+    fixed_prob: float = 0.0
+    """probability that an episode's opponents are one of ``fixed_opponents``"""
+    # --- evaluation, logging, checkpoints
+    eval_opponent: str = "heuristic:honest"
+    """fixed opponent of the periodic evaluation"""
+    eval_every: int = 10
+    """updates between evaluations (and at the last update)"""
+    eval_episodes: int = 400
+    """episodes per evaluation"""
+    checkpoint_every: int = 1
+    """updates between checkpoints: updates completed since the last one are lost on a kill"""
+    keep_every: int = 0
+    """also keep ``checkpoint_<update>.pt`` every this many updates (0: never)"""
+    plot: bool = True
+    """draw the learning curves as a PNG (``curves.png`` in the run folder) at the end"""
+    curves_png: str = ""
+    """also copy the learning-curve PNG here (e.g. ``docs/img/ppo_le_truc.png``)"""
+    progress: bool = True
+    """tqdm progress bar"""
+    tensorboard: bool = True
+    """TensorBoard scalars in the run folder"""
+
+    @classmethod
+    def from_dict(cls, d: dict) -> PPOConfig:
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(d) - set(names))
+        if unknown:
+            raise TrucError(f"unknown PPO setting(s) {unknown}; allowed: {', '.join(names)}")
+        cfg = cls(**d)
+        cfg.validate()
+        return cfg
+
+    @classmethod
+    def from_yaml(cls, path: str) -> PPOConfig:
+        try:
+            with open(path) as f:
+                d = yaml.safe_load(f) or {}
+        except OSError as e:
+            raise TrucError(f"cannot read config {path}: {e.strerror}") from None
+        except yaml.YAMLError as e:
+            raise TrucError(f"config {path} is not valid YAML: {e}") from None
+        if not isinstance(d, dict):
+            raise TrucError(f"config {path} must be a mapping of settings")
+        return cls.from_dict(d)
+
+    def validate(self) -> None:
+        def need(ok, what):
+            if not ok:
+                raise TrucError(f"PPO setting {what}")
+
+        make_rules(self.variant, **(self.options or {}))
+        need(self.device in ("auto", "cpu", "cuda"), f"device must be auto, cpu or cuda, got {self.device!r}")
+        need(self.episode in ("hand", "game"), f"episode must be hand or game, got {self.episode!r}")
+        need(self.reward in ("points", "win"), f"reward must be points or win, got {self.reward!r}")
+        need(self.features in FEATURES, f"features must be one of {FEATURES}, got {self.features!r}")
+        need(self.pool_scheme in ("latest", "uniform", "prioritized"),
+             f"pool_scheme must be latest, uniform or prioritized, got {self.pool_scheme!r}")
+        for name in ("num_envs", "steps_per_update", "update_epochs", "num_minibatches", "snapshot_every",
+                     "pool_size", "eval_every", "eval_episodes", "checkpoint_every", "total_steps", "torch_threads"):
+            need(isinstance(getattr(self, name), int) and getattr(self, name) >= 1, f"{name} must be an integer >= 1")
+        for name in ("self_play_prob", "fixed_prob", "random_start_score"):
+            need(0.0 <= getattr(self, name) <= 1.0, f"{name} must be a probability in [0, 1]")
+        need(self.fixed_prob + self.self_play_prob <= 1.0 + 1e-9, "fixed_prob + self_play_prob must be at most 1")
+        need(not (self.fixed_prob > 0 and not self.fixed_opponents), "fixed_prob > 0 needs fixed_opponents")
+        need(isinstance(self.hidden, list) and all(isinstance(h, int) and h > 0 for h in self.hidden),
+             "hidden must be a list of positive layer sizes")
+        need(self.random_start_score == 0.0 or self.episode == "hand", "random_start_score needs episode: hand")
+
+    @property
+    def num_updates(self) -> int:
+        return max(1, self.total_steps // self.steps_per_update)
+
+
+# ---------------------------------------------------------------------------------------------- rollouts
+class Buffer:
+    """Learner transitions in the order they were taken; ``nxt`` links a seat's successive steps."""
+
+    def __init__(self):
+        self.obs, self.mask, self.action, self.logp, self.value = [], [], [], [], []
+        self.reward, self.done, self.nxt = [], [], []
+
+    def __len__(self) -> int:
+        return len(self.action)
+
+    def add(self, obs, mask, action, logp, value) -> int:
+        self.obs.append(obs)
+        self.mask.append(mask)
+        self.action.append(action)
+        self.logp.append(logp)
+        self.value.append(value)
+        self.reward.append(0.0)
+        self.done.append(False)
+        self.nxt.append(-1)
+        return len(self.action) - 1
+
+    def advantages(self, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        """GAE along each seat's own trajectory (a successor always comes later in the buffer)."""
+        n = len(self)
+        values = np.asarray(self.value, np.float64)
+        adv = np.zeros(n)
+        for i in range(n - 1, -1, -1):
+            if self.done[i]:
+                next_value = next_adv = 0.0
+            else:
+                j = self.nxt[i]
+                assert j > i, "a transition without successor must be done: rollouts finish their episodes"
+                next_value, next_adv = values[j], adv[j]
+            delta = self.reward[i] + gamma * next_value - values[i]
+            adv[i] = delta + gamma * lam * next_adv
+        return adv, adv + values
+
+
+@dataclass
+class Table:
+    """One game in progress: its state, who controls each seat, each learning seat's pending step."""
+
+    state: State
+    control: list  # per seat: "learner", ("pool", k) or an agent object
+    learner_seats: list  # seats whose decisions are recorded
+    opponent: str  # label for statistics: "self", "pool:<k>", or the fixed spec
+    pending: list
+    acc: list
+    last: list
+    decisions: int = 0
+
+
+class League:
+    """Frozen snapshots of the learner and the learner's win rate against each."""
+
+    def __init__(self, cfg: PPOConfig):
+        self.cfg = cfg
+        self.snapshots: list[dict] = []  # {"update", "params", "win_rate", "games"}
+
+    def add(self, update: int, net: nn.Module) -> None:
+        params = {k: v.detach().clone() for k, v in net.state_dict().items()}
+        self.snapshots.append({"update": update, "params": params, "win_rate": 0.5, "games": 0})
+        if len(self.snapshots) > self.cfg.pool_size:
+            self.snapshots.pop(0)
+
+    def pick(self, rng: np.random.Generator) -> int:
+        n = len(self.snapshots)
+        if self.cfg.pool_scheme == "latest":
+            return n - 1
+        if self.cfg.pool_scheme == "uniform":
+            return int(rng.integers(n))
+        w = np.array([(1.0 - s["win_rate"]) ** self.cfg.pfsp_power + 1e-3 for s in self.snapshots])
+        return int(rng.choice(n, p=w / w.sum()))
+
+    def record(self, k: int, score: float) -> None:
+        s = self.snapshots[k]
+        s["games"] += 1
+        s["win_rate"] += (score - s["win_rate"]) / min(s["games"], 100)  # running mean, then EMA
+
+    def state_dict(self) -> list:
+        return [dict(s) for s in self.snapshots]
+
+    def load_state_dict(self, snaps: list) -> None:
+        self.snapshots = [dict(s) for s in snaps]
+
+
+class Collector:
+    """Plays batches of episodes with the learner, the league and fixed agents."""
+
+    def __init__(self, cfg: PPOConfig, rules, device: torch.device):
+        self.cfg, self.rules, self.device = cfg, rules, device
+        self.n_actions = layout_of(rules).size
+        self.fixed: dict[str, object] = {}
+
+    def agent(self, spec: str):
+        if spec not in self.fixed:
+            self.fixed[spec] = make_agent(spec, self.rules, seed=0)
+        return self.fixed[spec]
+
+    def new_table(self, rng, opponent: str, pool_k: int = -1, agent=None) -> Table:
+        r, cfg = self.rules, self.cfg
+        dealer = int(rng.integers(r.players))
+        score = None
+        if cfg.episode == "hand" and cfg.random_start_score and rng.random() < cfg.random_start_score:
+            score = [int(x) for x in rng.integers(0, r.target, size=r.n_sides)]
+        state = State(r, episode=cfg.episode, dealer=dealer, score=score)
+        if opponent == "self":
+            control = ["learner"] * r.players
+        else:
+            side = int(rng.integers(r.n_sides))
+            other = ("pool", pool_k) if pool_k >= 0 else agent
+            control = ["learner" if r.side(s) == side else other for s in range(r.players)]
+        learner_seats = [s for s in range(r.players) if control[s] == "learner"]
+        n = r.players
+        return Table(state, control, learner_seats, opponent, [-1] * n, [0.0] * n, [0.0] * n)
+
+    def _rewards(self, t: Table) -> None:
+        """Add the reward each seat received since the last call to its accumulator."""
+        st = t.state
+        if self.cfg.reward == "points":
+            now = st.returns()
+        elif st.is_terminal():
+            now = [float(np.sign(x)) for x in st.returns()]
+        else:
+            return
+        for s in t.learner_seats:
+            t.acc[s] += (now[s] - t.last[s]) * self.cfg.reward_scale
+            t.last[s] = now[s]
+
+    def _advance(self, t: Table, rng) -> int:
+        """Play chance and fixed agents until a network decides; its seat, or -1 at the end."""
+        st = t.state
+        mask = np.zeros(self.n_actions, np.int8)
+        while True:
+            if st.is_terminal():
+                return -1
+            if st.is_chance_node():
+                st.apply_action(self.chance(st, rng))
+                self._rewards(t)
+                continue
+            seat = st.current_player()
+            ctl = t.control[seat]
+            if ctl == "learner" or isinstance(ctl, tuple):
+                return seat
+            mask[:] = 0
+            mask[st.legal_actions()] = 1
+            st.apply_action(int(ctl.act(SeatObservation(st, seat, mask.copy()), mask.copy())))
+            self._rewards(t)
+
+    def chance(self, state: State, rng) -> int:
+        return sample_chance(state, rng)
+
+    def decide(self, net: PolicyNet, league: League, k: int, x, m, gen, states):
+        """Actions, log-probabilities and values of one batch of decisions: the learner (k = -1) or snapshot k."""
+        with torch.no_grad():
+            if k < 0:
+                action, logp, _, value = net(x, m, generator=gen)
+            else:
+                params = league.snapshots[k]["params"]
+                action, logp, _, value = torch.func.functional_call(net, params, (x, m), {"generator": gen})
+        return action.cpu().numpy(), logp.cpu().numpy(), value.cpu().numpy()
+
+    def _finish(self, t: Table, buf: Buffer | None) -> None:
+        if buf is None:
+            return
+        for s in t.learner_seats:
+            j = t.pending[s]
+            if j >= 0:
+                buf.reward[j] += t.acc[s]
+                buf.done[j] = True
+
+    def rollout(self, net: PolicyNet, league: League, rng: np.random.Generator, gen: torch.Generator,
+                pick, target_steps: int = 0, target_episodes: int = 0, learn: bool = True):
+        """Play complete episodes until ``target_steps`` learner transitions or ``target_episodes``.
+
+        ``pick(rng) -> (label, pool_k, agent)`` draws each episode's opponents. Returns the buffer
+        (None when not learning) and one ``(label, learner_return, decisions)`` per episode.
+        """
+        cfg = self.cfg
+        buf = Buffer() if learn else None
+        tables: list[Table | None] = [None] * cfg.num_envs
+        episodes: list[tuple] = []
+        started = 0
+        while True:
+            for i in range(cfg.num_envs):
+                if tables[i] is None and ((target_episodes and started < target_episodes)
+                                          or (target_steps and len(buf) < target_steps)):
+                    label, k, agent = pick(rng)
+                    tables[i] = self.new_table(rng, label, k, agent)
+                    started += 1
+            if all(t is None for t in tables):
+                break
+            groups: dict[int, list[tuple[int, int]]] = {}  # -1: learner, k: pool snapshot k
+            for i, t in enumerate(tables):
+                if t is None:
+                    continue
+                seat = self._advance(t, rng)
+                if seat < 0:
+                    self._finish(t, buf)
+                    ret = t.state.returns()
+                    first = t.learner_seats[0]
+                    episodes.append((t.opponent, ret[first], t.decisions))
+                    tables[i] = None
+                    continue
+                ctl = t.control[seat]
+                groups.setdefault(-1 if ctl == "learner" else ctl[1], []).append((i, seat))
+            for k, items in groups.items():
+                obs = np.stack([encode_state(tables[i].state, s, cfg.features) for i, s in items])
+                masks = np.zeros((len(items), self.n_actions), dtype=bool)
+                for row, (i, _) in enumerate(items):
+                    masks[row, tables[i].state.legal_actions()] = True
+                x = torch.as_tensor(obs, device=self.device)
+                m = torch.as_tensor(masks, device=self.device)
+                action, logp, value = self.decide(net, league, k, x, m, gen, [tables[i].state for i, _ in items])
+                for row, (i, s) in enumerate(items):
+                    t = tables[i]
+                    a = int(action[row])
+                    assert masks[row, a], "masked sampling chose an illegal action"
+                    if k < 0 and buf is not None:
+                        j = buf.add(obs[row], masks[row], a, float(logp[row]), float(value[row]))
+                        if t.pending[s] >= 0:
+                            buf.reward[t.pending[s]] += t.acc[s]
+                            buf.nxt[t.pending[s]] = j
+                        t.acc[s] = 0.0  # a reward before a seat's first decision is nobody's doing
+                        t.pending[s] = j
+                    t.decisions += 1
+                    t.state.apply_action(a)
+                    self._rewards(t)
+        return buf, episodes
+
+
+def score_of(ret: float) -> float:
+    return 1.0 if ret > 0 else (0.5 if ret == 0 else 0.0)
+
+
+# ---------------------------------------------------------------------------------------------- training
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise TrucError("device: cuda was asked for, but torch sees no CUDA device")
+    return torch.device(name)
+
+
+def net_meta(cfg: PPOConfig, rules) -> dict:
+    return {"obs_size": feature_size(rules, cfg.features), "n_actions": layout_of(rules).size,
+            "hidden": list(cfg.hidden), "features": cfg.features}
+
+
+def policy_dict(cfg: PPOConfig, rules, net: nn.Module) -> dict:
+    """What ``ppo:PATH`` needs: format, versions, Rules, network shape and parameters (plain types)."""
+    return {"format": FORMAT, "version": VERSION, "code_version": truc_env.__version__,
+            "rules_key": rules.key, "variant": rules.variant, "options": dict(rules.options),
+            "net": net_meta(cfg, rules), "config": dataclasses.asdict(cfg),
+            "model": {k: v.detach().cpu() for k, v in net.state_dict().items()}}
+
+
+def train(cfg: PPOConfig, resume: bool = False) -> dict:
+    """Train (or continue) the run described by ``cfg``; returns a summary of the last metrics."""
+    cfg.validate()
+    rules = make_rules(cfg.variant, **(cfg.options or {}))
+    run_dir = os.path.join(cfg.out_dir, cfg.name)
+    ck_path = os.path.join(run_dir, "checkpoint.pt")
+    if not resume and os.path.exists(ck_path):
+        raise TrucError(f"{ck_path} exists: continue it with --resume, or choose another name / out_dir")
+    os.makedirs(run_dir, exist_ok=True)
+
+    # seeding, in one block
+    rng = np.random.default_rng(cfg.seed)  # deals, seats, opponents, minibatches
+    torch.manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(cfg.seed)  # action sampling during rollouts
+    if cfg.deterministic or torch.are_deterministic_algorithms_enabled():  # the call imports torch's compiler
+        torch.use_deterministic_algorithms(cfg.deterministic)
+    torch.set_num_threads(cfg.torch_threads)
+    device = resolve_device(cfg.device)
+    if device.type == "cuda":
+        gen = torch.Generator(device=device).manual_seed(cfg.seed)
+
+    meta = net_meta(cfg, rules)
+    net = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden).to(device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5)
+    league = League(cfg)
+    history: list[dict] = []
+    start_update, global_step, elapsed_before = 1, 0, 0.0
+    if resume:
+        if not os.path.exists(ck_path):
+            raise TrucError(f"--resume: no checkpoint at {ck_path}")
+        ck = read_checkpoint(ck_path, rules)
+        if ck["net"] != meta:
+            raise TrucError(f"--resume: {ck_path} has network {ck['net']}, the config asks for {meta}")
+        net.load_state_dict(ck["model"])
+        optimizer.load_state_dict(ck["optimizer"])
+        rng.bit_generator.state = ck["rng"]["numpy"]
+        gen.set_state(ck["rng"]["torch"])
+        torch.set_rng_state(ck["rng"]["torch_global"])
+        league.load_state_dict(ck["league"])
+        for s in league.snapshots:
+            s["params"] = {k: v.to(device) for k, v in s["params"].items()}
+        history = list(ck["history"])
+        start_update, global_step = ck["update"] + 1, ck["global_step"]
+        elapsed_before = ck["elapsed"]
+        changed = {k: (ck["config"].get(k), v) for k, v in dataclasses.asdict(cfg).items() if ck["config"].get(k) != v}
+        if changed:
+            print(f"resume: settings changed since the checkpoint (was, now): {changed}")
+
+    writer = None
+    if cfg.tensorboard:
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(os.path.join(run_dir, "tb"))
+    collector = Collector(cfg, rules, device)
+
+    def pick_training(r):
+        u = r.random()
+        if u < cfg.fixed_prob:
+            spec = cfg.fixed_opponents[int(r.integers(len(cfg.fixed_opponents)))]
+            agent = collector.agent(spec)
+            agent.reset(int(r.integers(2**31)))
+            return spec, -1, agent
+        if u < cfg.fixed_prob + cfg.self_play_prob or not league.snapshots:
+            return "self", -1, None
+        k = league.pick(r)
+        return f"pool:{k}", k, None
+
+    num_updates = cfg.num_updates
+    t0 = time.time()
+    bar = None
+    if cfg.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=num_updates, initial=start_update - 1, desc=f"ppo {cfg.name}", unit="upd")
+    last_eval: dict = history[-1].get("eval", {}) if history else {}
+    for update in range(start_update, num_updates + 1):
+        if cfg.anneal_lr:
+            optimizer.param_groups[0]["lr"] = cfg.learning_rate * (1.0 - (update - 1.0) / num_updates)
+        t_roll = time.time()
+        net.eval()
+        buf, episodes = collector.rollout(net, league, rng, gen, pick_training, target_steps=cfg.steps_per_update)
+        rollout_s = time.time() - t_roll
+        for label, ret, _ in episodes:
+            if label.startswith("pool:"):
+                league.record(int(label[5:]), score_of(ret))
+        global_step += len(buf)
+
+        # ---- the PPO update
+        adv, returns = buf.advantages(cfg.gamma, cfg.gae_lambda)
+        b_obs = torch.as_tensor(np.stack(buf.obs), device=device)
+        b_mask = torch.as_tensor(np.stack(buf.mask), device=device)
+        b_act = torch.as_tensor(np.asarray(buf.action), device=device)
+        b_logp = torch.as_tensor(np.asarray(buf.logp, np.float32), device=device)
+        b_val = torch.as_tensor(np.asarray(buf.value, np.float32), device=device)
+        b_adv = torch.as_tensor(adv.astype(np.float32), device=device)
+        b_ret = torch.as_tensor(returns.astype(np.float32), device=device)
+        batch = len(buf)
+        mb_size = math.ceil(batch / cfg.num_minibatches)
+        net.train()
+        clipfracs, approx_kl, pg_loss, v_loss, entropy = [], torch.zeros(()), 0.0, 0.0, 0.0
+        for _epoch in range(cfg.update_epochs):
+            perm = torch.as_tensor(rng.permutation(batch), device=device)
+            for start in range(0, batch, mb_size):
+                mb = perm[start:start + mb_size]
+                _, newlogp, ent, newv = net(b_obs[mb], b_mask[mb], b_act[mb])
+                logratio = newlogp - b_logp[mb]
+                ratio = logratio.exp()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - logratio).mean()
+                    clipfracs.append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
+                mb_adv = b_adv[mb]
+                if cfg.norm_adv and len(mb) > 1:
+                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                pg1 = -mb_adv * ratio
+                pg2 = -mb_adv * torch.clamp(ratio, 1 - cfg.clip_coef, 1 + cfg.clip_coef)
+                pg = torch.max(pg1, pg2).mean()
+                if cfg.clip_vloss:
+                    v_unclipped = (newv - b_ret[mb]) ** 2
+                    v_clipped = b_val[mb] + torch.clamp(newv - b_val[mb], -cfg.clip_coef, cfg.clip_coef)
+                    vl = 0.5 * torch.max(v_unclipped, (v_clipped - b_ret[mb]) ** 2).mean()
+                else:
+                    vl = 0.5 * ((newv - b_ret[mb]) ** 2).mean()
+                ent_mean = ent.mean()
+                loss = pg - cfg.ent_coef * ent_mean + cfg.vf_coef * vl
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+                optimizer.step()
+                pg_loss, v_loss, entropy = pg.item(), vl.item(), ent_mean.item()
+            if cfg.target_kl is not None and approx_kl.item() > cfg.target_kl:
+                break
+        y_pred, y_true = b_val.cpu().numpy(), b_ret.cpu().numpy()
+        var_y = np.var(y_true)
+        explained_var = float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y)
+
+        # ---- league, evaluation, metrics
+        if update % cfg.snapshot_every == 0:
+            league.add(update, net)
+        elapsed = elapsed_before + time.time() - t0
+        others = [ret for label, ret, _ in episodes if label != "self"]
+        row = {
+            "update": update, "global_step": global_step, "elapsed_s": elapsed,
+            "sps": global_step / max(elapsed, 1e-9), "rollout_sps": len(buf) / max(rollout_s, 1e-9),
+            "learning_rate": optimizer.param_groups[0]["lr"], "value_loss": v_loss, "policy_loss": pg_loss,
+            "entropy": entropy, "approx_kl": approx_kl.item(), "clipfrac": float(np.mean(clipfracs)),
+            "explained_variance": explained_var, "episodes": len(episodes),
+            "episode_length": float(np.mean([d for *_, d in episodes])),
+            "episode_return": float(np.mean(others)) if others else float("nan"),
+            "self_play_share": 1.0 - len(others) / max(len(episodes), 1),
+        }
+        for spec in cfg.fixed_opponents:
+            rets = [ret for label, ret, _ in episodes if label == spec]
+            if rets:
+                row[f"return_vs/{spec}"] = float(np.mean(rets))
+        if update % cfg.eval_every == 0 or update == num_updates:
+            last_eval = evaluate(net, cfg, rules, device, collector, league, update)
+            row["eval"] = last_eval
+        history.append(row)
+        if writer is not None:
+            log_scalars(writer, row, global_step)
+        stop = cfg.time_limit_minutes and elapsed > 60 * cfg.time_limit_minutes
+        if update % cfg.checkpoint_every == 0 or update == num_updates or stop:
+            ck = policy_dict(cfg, rules, net)
+            ck.update({
+                "update": update, "global_step": global_step, "elapsed": elapsed,
+                "optimizer": optimizer.state_dict(),
+                "rng": {"numpy": rng.bit_generator.state, "torch": gen.get_state(),
+                        "torch_global": torch.get_rng_state()},
+                "league": [{**s, "params": {k: v.cpu() for k, v in s["params"].items()}} for s in league.snapshots],
+                "history": history,
+            })
+            save_atomic(ck, ck_path)
+            if cfg.keep_every and update % cfg.keep_every == 0:
+                save_atomic(ck, os.path.join(run_dir, f"checkpoint_{update}.pt"))
+        if bar is not None:
+            bar.update(1)
+            post = {"sps": f"{row['sps']:.0f}", "ent": f"{entropy:.2f}"}
+            if last_eval:
+                post["eval_wr"] = f"{last_eval['win_rate']:.2f}"
+            bar.set_postfix(post)
+        if stop:
+            print(f"time limit of {cfg.time_limit_minutes} min reached after update {update}")
+            break
+    if bar is not None:
+        bar.close()
+    if writer is not None:
+        writer.close()
+    save_atomic(policy_dict(cfg, rules, net), os.path.join(run_dir, "policy.pt"))
+    png = None
+    if cfg.plot:
+        png = plot_curves(history, os.path.join(run_dir, "curves.png"), title=f"PPO {cfg.name} ({rules.variant})")
+    if cfg.curves_png and png:
+        import shutil
+
+        os.makedirs(os.path.dirname(cfg.curves_png) or ".", exist_ok=True)
+        shutil.copyfile(png, cfg.curves_png)
+    last = history[-1] if history else {}
+    return {"run_dir": run_dir, "updates": last.get("update", 0), "global_step": global_step,
+            "elapsed_s": last.get("elapsed_s", 0.0), "sps": last.get("sps", 0.0), "eval": last_eval, "net": net}
+
+
+def evaluate(net, cfg: PPOConfig, rules, device, collector: Collector, league: League, update: int) -> dict:
+    """The current policy against ``eval_opponent`` on seeds of its own (training RNGs untouched)."""
+    rng = np.random.default_rng([cfg.seed, update, 7])
+    gen = torch.Generator(device=device).manual_seed(cfg.seed * 1_000_003 + update)
+    agent = make_agent(cfg.eval_opponent, rules, seed=int(rng.integers(2**31)))
+    net.eval()
+    _, episodes = collector.rollout(net, league, rng, gen, lambda r: (cfg.eval_opponent, -1, agent),
+                                    target_episodes=cfg.eval_episodes, learn=False)
+    rets = np.array([ret for _, ret, _ in episodes], dtype=float)
+    scores = np.array([score_of(r) for r in rets])
+    n = len(rets)
+    return {"opponent": cfg.eval_opponent, "episodes": n, "return": float(rets.mean()),
+            "return_ci95": float(1.96 * rets.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan"),
+            "win_rate": float(scores.mean())}
+
+
+def log_scalars(writer, row: dict, step: int) -> None:
+    names = {"sps": "charts/SPS", "rollout_sps": "charts/rollout_SPS", "learning_rate": "charts/learning_rate",
+             "episode_return": "charts/episode_return", "episode_length": "charts/episode_length",
+             "self_play_share": "charts/self_play_share", "value_loss": "losses/value_loss",
+             "policy_loss": "losses/policy_loss", "entropy": "losses/entropy", "approx_kl": "losses/approx_kl",
+             "clipfrac": "losses/clipfrac", "explained_variance": "losses/explained_variance"}
+    for key, tag in names.items():
+        v = row.get(key)
+        if v is not None and not (isinstance(v, float) and math.isnan(v)):
+            writer.add_scalar(tag, v, step)
+    for key, v in row.items():
+        if key.startswith("return_vs/"):
+            writer.add_scalar("charts/" + key, v, step)
+    ev = row.get("eval")
+    if ev:
+        writer.add_scalar("eval/win_rate", ev["win_rate"], step)
+        writer.add_scalar("eval/return", ev["return"], step)
+
+
+def plot_curves(history: list[dict], path: str, title: str = "PPO") -> str | None:
+    """Learning curves (evaluation, entropy, KL, explained variance, SPS) as one PNG."""
+    if not history:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [h["global_step"] for h in history]
+    evals = [(h["global_step"], h["eval"]) for h in history if h.get("eval")]
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7))
+    ax = axes[0, 0]
+    if evals:
+        xs = [s for s, _ in evals]
+        ax.plot(xs, [e["win_rate"] for _, e in evals], marker="o")
+        ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+        ax.set_title(f"win rate vs {evals[0][1]['opponent']}")
+    ax = axes[0, 1]
+    if evals:
+        xs = [s for s, _ in evals]
+        ys = np.array([e["return"] for _, e in evals])
+        ci = np.array([e["return_ci95"] for _, e in evals])
+        ax.plot(xs, ys, marker="o")
+        ax.fill_between(xs, ys - ci, ys + ci, alpha=0.25)
+        ax.axhline(0.0, color="grey", lw=0.8, ls="--")
+        ax.set_title(f"points per episode vs {evals[0][1]['opponent']} (95% CI)")
+    for ax, key, name in ((axes[0, 2], "entropy", "policy entropy"), (axes[1, 0], "approx_kl", "approx KL"),
+                          (axes[1, 1], "explained_variance", "explained variance"), (axes[1, 2], "sps", "learner steps / s")):
+        ax.plot(steps, [h[key] for h in history])
+        ax.set_title(name)
+    for ax in axes.flat:
+        ax.set_xlabel("learner steps")
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, dpi=90)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path
+
+
+def main(config_path: str, resume: bool = False, overrides: dict | None = None) -> dict:
+    """``truc train ppo --config PATH [--resume]``."""
+    cfg = PPOConfig.from_yaml(config_path)
+    if overrides:
+        cfg = PPOConfig.from_dict({**dataclasses.asdict(cfg), **overrides})
+    summary = train(cfg, resume=resume)
+    ev = summary["eval"]
+    msg = f"done: {summary['updates']} updates, {summary['global_step']} learner steps in {summary['elapsed_s'] / 60:.1f} min"
+    msg += f" ({summary['sps']:.0f} steps/s)"
+    if ev:
+        msg += f"; vs {ev['opponent']}: {ev['return']:+.3f} ± {ev['return_ci95']:.3f} points/episode, win rate {ev['win_rate']:.3f}"
+    print(msg)
+    print(f"policy: ppo:{os.path.join(summary['run_dir'], 'policy.pt')}")
+    return summary
