@@ -250,10 +250,10 @@ def run_arena(cfg: ArenaConfig, resume: bool = False, progress: bool = True, max
     with open(units_path, "a") as sink:
         for result in _execute(cfg, cfg_dict, todo, progress):
             sink.write(json.dumps(result) + "\n")
-            sink.flush()
-            os.fsync(sink.fileno())
+            sink.flush()  # survives a killed process; the fsync below guards against a lost machine
             done[result["id"]] = result
             hands += sum(g["hands"] for g in result["games"])
+        os.fsync(sink.fileno())
     elapsed = time.time() - t0
     all_ids = [u["id"] for u in units_of(cfg)]
     if any(i not in done for i in all_ids):
@@ -280,7 +280,8 @@ def _execute(cfg: ArenaConfig, cfg_dict: dict, todo: list[dict], progress: bool)
 
             ctx = mp.get_context("spawn" if os.name == "nt" else "fork")
             with ctx.Pool(cfg.workers) as pool:
-                for result in pool.imap_unordered(_play_unit_star, [(cfg_dict, u) for u in todo], chunksize=1):
+                chunk = max(1, min(16, len(todo) // (cfg.workers * 8)))  # tiny units: batch the IPC
+                for result in pool.imap_unordered(_play_unit_star, [(cfg_dict, u) for u in todo], chunksize=chunk):
                     yield result
                     bar.update()
     finally:
