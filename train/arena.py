@@ -16,13 +16,13 @@ import csv
 import itertools
 import json
 import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from truc_env.atomic import atomic_open, atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
@@ -219,13 +219,6 @@ def _load_done(path: Path) -> dict:
     return done
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def run_arena(cfg: ArenaConfig, resume: bool = False, progress: bool = True, max_units: int | None = None) -> dict:
     """Run (or resume) a tournament, write its results folder, and return the summary."""
     out = Path(cfg.out)
@@ -240,7 +233,7 @@ def run_arena(cfg: ArenaConfig, resume: bool = False, progress: bool = True, max
         if units_path.exists() and not resume:
             units_path.unlink()
         done = {}
-        _atomic_write(meta_path, json.dumps(cfg.fingerprint(), indent=1, sort_keys=True))
+        atomic_write_text(meta_path, json.dumps(cfg.fingerprint(), indent=1, sort_keys=True))
     todo = [u for u in units_of(cfg) if u["id"] not in done]
     if max_units is not None:
         todo = todo[:max_units]
@@ -311,21 +304,19 @@ def _execute_ray(cfg, cfg_dict, todo, bar):
 # ---------------------------------------------------------------------- outputs
 def write_outputs(cfg: ArenaConfig, results: list[dict], summary: dict, out: Path,
                   hands_per_second: float | None = None) -> None:
-    _atomic_write(out / "summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    atomic_write_text(out / "summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n")
     lines = []
     for r in results:
         for g in r["games"]:
             lines.append(json.dumps({"unit": r["id"], "seating": g["seating"], "record": g["record"]}))
-    _atomic_write(out / "games.jsonl", "\n".join(lines) + "\n")
-    fd, tmp = tempfile.mkstemp(dir=out, suffix=".csv.tmp")
-    with os.fdopen(fd, "w", newline="") as f:
+    atomic_write_text(out / "games.jsonl", "\n".join(lines) + "\n")
+    with atomic_open(out / "summary.csv", newline="") as f:
         w = csv.writer(f)
         w.writerow(["rank", "entrant", "elo", "elo_lo", "elo_hi", "points_per_hand", "games", "separated_from_next"])
         for row in summary["ranking"]:
             w.writerow([row["rank"], row["entrant"], f"{row['elo']:.1f}", f"{row['elo_lo']:.1f}",
                         f"{row['elo_hi']:.1f}", f"{row['points_per_hand']:.4f}", row["games"],
                         row["separated_from_next"]])
-    os.replace(tmp, out / "summary.csv")
     from . import report
 
     report.write_report(cfg, summary, out, hands_per_second)

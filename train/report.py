@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
+
+from truc_env.atomic import atomic_open, atomic_write_text
 
 
 def ranking_table(summary: dict) -> str:
@@ -59,10 +59,7 @@ def write_report(cfg, summary: dict, out: Path, hands_per_second: float | None =
                  "plain deals (same number of games).", ""]
     if hands_per_second:
         text += [f"Speed of this run: {hands_per_second:.0f} hands per second.", ""]
-    fd, tmp = tempfile.mkstemp(dir=out, suffix=".md.tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write("\n".join(text))
-    os.replace(tmp, out / "report.md")
+    atomic_write_text(out / "report.md", "\n".join(text))
 
 
 def _plots(summary: dict, out: Path) -> None:
@@ -103,7 +100,5 @@ def _plots(summary: dict, out: Path) -> None:
 
 
 def _save(fig, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".png")
-    os.close(fd)
-    fig.savefig(tmp, dpi=100)
-    os.replace(tmp, path)
+    with atomic_open(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=100)

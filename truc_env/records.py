@@ -13,12 +13,10 @@ Several hands of one game: ``"hands": [{"deal": {...}, "actions": [...]}, ...]``
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
+from .atomic import atomic_write_text
 from .engine import CHANCE, DEAL_DRAW, FIRST_DEALER, State
 from .errors import IllegalActionError, RecordError, TrucError
 from .rules import make_rules
@@ -267,13 +265,7 @@ def _explicit_options(rules) -> dict:
 
 def save(record: dict, path) -> None:
     """Write a record as JSON, atomically (temp file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(record, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(record, indent=1) + "\n")
 
 
 def load(path) -> dict:

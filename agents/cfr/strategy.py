@@ -11,13 +11,12 @@ that is not a strategy file, raises :class:`truc_env.TrucError` saying so.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import zipfile
 
 import numpy as np
 
 import truc_env
+from truc_env.atomic import atomic_open
 from truc_env.errors import TrucError
 from truc_env.rules import Rules, make_rules
 
@@ -121,18 +120,8 @@ def save_strategy(path: str, header: dict, parts: dict) -> None:
         for name in _ARRAYS:
             arrays[f"{part}.{name}"] = np.asarray(getattr(table, name))
         arrays[f"{part}.dealer"] = np.int64(table.dealer)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, **arrays)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path, "wb") as f:
+        np.savez_compressed(f, **arrays)
 
 
 def load_strategy(path: str, rules: Rules | None = None) -> Strategy:

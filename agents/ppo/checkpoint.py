@@ -8,11 +8,9 @@ file in the same folder, flushed to disk, then renamed over the target.
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import torch
 
+from truc_env.atomic import atomic_open
 from truc_env.errors import TrucError
 
 FORMAT = "truc-ppo"
@@ -25,22 +23,8 @@ class CheckpointError(TrucError):
 
 def save_atomic(obj: dict, path: str) -> None:
     """``torch.save`` to a temporary file next to ``path``, fsync, then rename over ``path``."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".pt", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; an artifact is as readable as any file
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    with atomic_open(path, "wb") as f:
+        torch.save(obj, f)
 
 
 def read_checkpoint(path: str, rules=None) -> dict:
