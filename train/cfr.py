@@ -10,8 +10,10 @@ Rules with a redeal are solved in two steps (``docs/cfr.md``): first the redeal-
 continuation after an accepted redeal), whose equilibrium value then stands for an accepted redeal
 in the main hand; the strategy file holds both parts.
 
-Partnership variants have no exact solver; sampling MCCFR (``algorithm: es_mccfr``) is planned
-and refused with a clear error for now.
+Partnership variants (``le_truc_4p``, 4-player ``truco_paulista``) have no exact solver: with
+``algorithm: es_mccfr`` or ``os_mccfr`` the run trains sampling MCCFR over a card abstraction
+(:mod:`agents.cfr.mccfr`) within an iteration, CPU-time and wall-time budget, checkpointing its
+tables atomically every ``checkpoint_every`` iterations (``--resume`` continues bit-identically).
 """
 
 from __future__ import annotations
@@ -64,6 +66,18 @@ class CFRConfig:
     alpha: float = 1.5
     beta: float = 0.0
     gamma: float = 2.0
+    seed: int = 0
+    """MCCFR: the seed of the sampling generator"""
+    weighting: str = "linear"
+    """MCCFR: linear (iteration t weighted by t) or uniform"""
+    epsilon: float = 0.6
+    """os_mccfr: the traverser's exploration probability"""
+    cpu_limit: float = 0.0
+    """MCCFR: stop after this many CPU seconds of training (0: no CPU limit)"""
+    threshold: float = 0.0
+    """MCCFR agent: drop actions below this fraction of the most likely one's probability (1: purify)"""
+    exclude: list = field(default_factory=list)
+    """MCCFR agent: abstract actions it never takes while another is legal (e.g. allin: no mon reste call)"""
 
 
 def load_config(path: str) -> CFRConfig:
@@ -185,8 +199,7 @@ def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
     deadline = start + cfg.time_limit
     rules = make_rules(cfg.variant, **cfg.options)
     if cfg.algorithm in ("es_mccfr", "os_mccfr"):
-        raise TrucError(f"algorithm {cfg.algorithm!r} (sampling MCCFR for partnerships) is not implemented yet; "
-                        "exact algorithms: cfr+, dcfr, lcfr, cfr")
+        return run_mccfr(cfg, rules, resume, deadline, log)
     why = unsupported_reason(rules, cfg.score)
     if why:
         raise TrucError(f"{cfg.variant}: the exact solver does not apply ({why})")
@@ -257,3 +270,65 @@ def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
     log(f"exploitability {ev['exploitability']:.5f} points/hand after {solver.iteration} iterations; "
         f"wall {summary['wall_seconds']:.0f}s; strategy: {os.path.join(cfg.out, 'strategy.npz')}")
     return summary
+
+
+def run_mccfr(cfg: CFRConfig, rules, resume: bool, deadline: float, log=print) -> dict:
+    """Partnership MCCFR: train to the iteration / CPU / wall budget, checkpoint, write the strategy."""
+    from tqdm import tqdm
+
+    from agents.cfr.mccfr import MCCFR
+
+    if cfg.dealer != 0 or list(cfg.score) != [0, 0]:
+        raise TrucError("MCCFR trains one hand from 0-0 with dealer 0 (keys are relative to the dealer)")
+    start = time.time()
+    os.makedirs(cfg.out, exist_ok=True)
+    solver = MCCFR(rules, cfg.algorithm, seed=cfg.seed, weighting=cfg.weighting, epsilon=cfg.epsilon)
+    ckpt = os.path.join(cfg.out, "checkpoint.npz")
+    curve_csv = os.path.join(cfg.out, "curve.csv")
+    rows: list[dict] = []
+    if resume and os.path.exists(ckpt):
+        solver.load_checkpoint(ckpt)
+        if os.path.exists(curve_csv):
+            with open(curve_csv) as f:
+                rows = [r for r in csv.DictReader(f) if int(r["iteration"]) <= solver.iteration]
+        log(f"resumed at iteration {solver.iteration} ({len(solver.table)} information sets)")
+    step = max(1, min(cfg.checkpoint_every, 100))
+    bar = tqdm(total=cfg.iterations, initial=solver.iteration, desc=cfg.algorithm, unit="it")
+    last_ckpt = solver.iteration
+    while solver.iteration < cfg.iterations and time.time() < deadline and not (
+            cfg.cpu_limit and solver.cpu_seconds >= cfg.cpu_limit):
+        n = min(step, cfg.iterations - solver.iteration)
+        solver.iterate(n)
+        bar.update(n)
+        bar.set_postfix(infosets=len(solver.table), cpu=f"{solver.cpu_seconds:.0f}s")
+        if solver.iteration - last_ckpt >= cfg.checkpoint_every:
+            rows.append({"iteration": solver.iteration, "cpu_seconds": round(solver.cpu_seconds, 2),
+                         "elapsed": round(time.time() - start, 2), "infosets": len(solver.table),
+                         "nodes": solver.nodes})
+            solver.save_checkpoint(ckpt)
+            _write_rows(curve_csv, rows)
+            last_ckpt = solver.iteration
+    bar.close()
+    rows.append({"iteration": solver.iteration, "cpu_seconds": round(solver.cpu_seconds, 2),
+                 "elapsed": round(time.time() - start, 2), "infosets": len(solver.table), "nodes": solver.nodes})
+    solver.save_checkpoint(ckpt)
+    _write_rows(curve_csv, rows)
+    strategy_path = os.path.join(cfg.out, "strategy.npz")
+    solver.save_strategy(strategy_path, {"threshold": cfg.threshold, "exclude": list(cfg.exclude)})
+    summary = {"config": asdict(cfg), "rules_key": rules.key, "algorithm": cfg.algorithm,
+               "iterations": solver.iteration, "cpu_seconds": solver.cpu_seconds, "nodes": solver.nodes,
+               "nodes_per_cpu_second": solver.nodes / max(solver.cpu_seconds, 1e-9),
+               "infosets": len(solver.table), "wall_seconds": time.time() - start, "strategy": strategy_path}
+    _atomic_text(os.path.join(cfg.out, "summary.json"), json.dumps(summary, indent=2, default=float))
+    log(f"{cfg.algorithm}: {solver.iteration} iterations, {solver.cpu_seconds:.0f} CPU s, "
+        f"{len(solver.table)} information sets; strategy: {strategy_path}")
+    return summary
+
+
+def _write_rows(path: str, rows: list[dict]) -> None:
+    fields = ["iteration", "cpu_seconds", "elapsed", "infosets", "nodes"]
+    with open(path + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(path + ".tmp", path)
