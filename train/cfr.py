@@ -309,8 +309,10 @@ def run_mccfr(cfg: CFRConfig, rules, resume: bool, deadline: float, log=print) -
             _write_rows(curve_csv, rows)
             last_ckpt = solver.iteration
     bar.close()
-    rows.append({"iteration": solver.iteration, "cpu_seconds": round(solver.cpu_seconds, 2),
-                 "elapsed": round(time.time() - start, 2), "infosets": len(solver.table), "nodes": solver.nodes})
+    if not rows or int(rows[-1]["iteration"]) != solver.iteration:
+        rows.append({"iteration": solver.iteration, "cpu_seconds": round(solver.cpu_seconds, 2),
+                     "elapsed": round(time.time() - start, 2), "infosets": len(solver.table),
+                     "nodes": solver.nodes})
     solver.save_checkpoint(ckpt)
     _write_rows(curve_csv, rows)
     strategy_path = os.path.join(cfg.out, "strategy.npz")
