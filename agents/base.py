@@ -17,6 +17,13 @@ class Agent(Protocol):
         """Start a new game; ``seed`` makes a stochastic agent reproducible."""
 
 
+def sample_policy(policy: dict, rng: np.random.Generator) -> int:
+    """Draw an action from an {action: probability} policy."""
+    actions = list(policy)
+    probs = np.array([policy[a] for a in actions])
+    return int(actions[int(rng.choice(len(actions), p=probs / probs.sum()))])
+
+
 def legal_ids(action_mask) -> np.ndarray:
     ids = np.flatnonzero(np.asarray(action_mask))
     if ids.size == 0:

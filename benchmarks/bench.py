@@ -36,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if os.path.dirname(HERE) not in sys.path:
     sys.path.insert(0, os.path.dirname(HERE))
 
+from benchmarks.envs import aec_chunk  # noqa: E402
 from truc_env.rules import VARIANTS, make_rules  # noqa: E402
 
 SIZES = (1, 64, 1024, 8192)
@@ -81,28 +82,6 @@ def engine_chunk(rules, seed: int):
 
     play_one = truc_hand_loop(rules, np.random.default_rng(seed))
     return lambda: sum(play_one() for _ in range(20))
-
-
-def aec_chunk(make, seed: int):
-    """Decisions of random legal play in an AEC env, one episode per call."""
-    e = make()
-    rng = np.random.default_rng(seed)
-    e.reset(seed=seed)
-
-    def chunk() -> int:
-        steps = 0
-        for _agent in e.agent_iter():
-            obs, _r, term, trunc, _info = e.last()
-            if term or trunc:
-                e.step(None)
-                continue
-            legal = np.flatnonzero(obs["action_mask"])
-            e.step(int(legal[rng.integers(len(legal))]))
-            steps += 1
-        e.reset()
-        return steps
-
-    return chunk
 
 
 def batched_chunk(variant: str, options: dict, B: int, seed: int, threads):

@@ -21,14 +21,14 @@ from truc_env.pettingzoo_env import env as truc_env_fn
 from truc_env.pettingzoo_env import raw_env as truc_raw_env
 
 
-def steps_per_second(make, seconds: float, seed: int = 0) -> float:
-    """Decision steps per second of random legal play in an AEC env, over whole episodes."""
+def aec_chunk(make, seed: int):
+    """A function playing one episode of random legal play in an AEC env; it returns the decisions."""
     e = make()
     rng = np.random.default_rng(seed)
     e.reset(seed=seed)
-    steps = 0
-    start = time.perf_counter()
-    while True:
+
+    def chunk() -> int:
+        steps = 0
         for _agent in e.agent_iter():
             obs, _reward, term, trunc, _info = e.last()
             if term or trunc:
@@ -37,9 +37,21 @@ def steps_per_second(make, seconds: float, seed: int = 0) -> float:
             legal = np.flatnonzero(obs["action_mask"])
             e.step(int(legal[rng.integers(len(legal))]))
             steps += 1
+        e.reset()
+        return steps
+
+    return chunk
+
+
+def steps_per_second(make, seconds: float, seed: int = 0) -> float:
+    """Decision steps per second of random legal play in an AEC env, over whole episodes."""
+    chunk = aec_chunk(make, seed)
+    steps = 0
+    start = time.perf_counter()
+    while True:
+        steps += chunk()
         if time.perf_counter() - start >= seconds:
             break
-        e.reset()
     return steps / (time.perf_counter() - start)
 
 

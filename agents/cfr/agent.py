@@ -14,6 +14,7 @@ import numpy as np
 from truc_env.actions import layout_of
 from truc_env.errors import TrucError
 
+from ..base import sample_policy
 from .strategy import Strategy, load_strategy
 from .tree import PLAY
 
@@ -70,10 +71,7 @@ class CFRAgent:
         return {a: p / total for a, p in out.items()}
 
     def act(self, observation, action_mask=None) -> int:
-        pol = self.policy(observation, action_mask)
-        actions = list(pol)
-        probs = np.array([pol[a] for a in actions])
-        return int(actions[int(self.rng.choice(len(actions), p=probs / probs.sum()))])
+        return sample_policy(self.policy(observation, action_mask), self.rng)
 
 
 def load_agent(path: str, rules=None, seed: int | None = None) -> CFRAgent:

@@ -38,6 +38,7 @@ from truc_env.engine import CHANCE, TERMINAL, State, sample_chance
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
+from ..base import sample_policy
 from .partnership_abstraction import NAME, PartnershipAbstraction, state_key, view_key
 
 FORMAT = "truc-mccfr-strategy"
@@ -434,10 +435,7 @@ class MCCFRAgent:
         return {e: float(p) for (_, e), p in zip(acts, probs) if p > 0}
 
     def act(self, observation, action_mask=None) -> int:
-        pol = self.policy(observation, action_mask)
-        actions = list(pol)
-        probs = np.array([pol[a] for a in actions])
-        return int(actions[int(self.rng.choice(len(actions), p=probs / probs.sum()))])
+        return sample_policy(self.policy(observation, action_mask), self.rng)
 
 
 def load_agent(path: str, rules=None, seed: int | None = None) -> MCCFRAgent:
