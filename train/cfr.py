@@ -21,13 +21,13 @@ from __future__ import annotations
 import csv
 import json
 import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import yaml
 
+from truc_env.atomic import atomic_open, atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
@@ -98,27 +98,8 @@ def load_config(path: str) -> CFRConfig:
 
 
 def _atomic_savez(path: str, **arrays) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _atomic_text(path: str, text: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    with atomic_open(path, "wb") as f:
+        np.savez(f, **arrays)
 
 
 def plot_curve(rows: list[dict], path: str, title: str) -> None:
@@ -266,7 +247,7 @@ def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
     if rows:
         plot_curve(rows, os.path.join(cfg.out, "curve.png"),
                    f"{cfg.variant} {json.dumps(cfg.options)} ({cfg.algorithm})")
-    _atomic_text(os.path.join(cfg.out, "summary.json"), json.dumps(summary, indent=2, default=float))
+    atomic_write_text(os.path.join(cfg.out, "summary.json"), json.dumps(summary, indent=2, default=float))
     log(f"exploitability {ev['exploitability']:.5f} points/hand after {solver.iteration} iterations; "
         f"wall {summary['wall_seconds']:.0f}s; strategy: {os.path.join(cfg.out, 'strategy.npz')}")
     return summary
@@ -321,7 +302,7 @@ def run_mccfr(cfg: CFRConfig, rules, resume: bool, deadline: float, log=print) -
                "iterations": solver.iteration, "cpu_seconds": solver.cpu_seconds, "nodes": solver.nodes,
                "nodes_per_cpu_second": solver.nodes / max(solver.cpu_seconds, 1e-9),
                "infosets": len(solver.table), "wall_seconds": time.time() - start, "strategy": strategy_path}
-    _atomic_text(os.path.join(cfg.out, "summary.json"), json.dumps(summary, indent=2, default=float))
+    atomic_write_text(os.path.join(cfg.out, "summary.json"), json.dumps(summary, indent=2, default=float))
     log(f"{cfg.algorithm}: {solver.iteration} iterations, {solver.cpu_seconds:.0f} CPU s, "
         f"{len(solver.table)} information sets; strategy: {strategy_path}")
     return summary

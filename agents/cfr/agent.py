@@ -19,6 +19,18 @@ from .strategy import Strategy, load_strategy
 from .tree import PLAY
 
 
+def legal_for(rules, observation, action_mask=None) -> list[int]:
+    """The legal action ids of a decision, after checking it is for the Rules a strategy was made for."""
+    theirs = observation.get("rules")
+    if theirs is not None and getattr(theirs, "key", theirs) != rules.key:
+        raise TrucError(f"this cfr strategy plays {rules.key}, not {getattr(theirs, 'key', theirs)}")
+    mask = np.asarray(action_mask if action_mask is not None else observation["action_mask"])
+    legal = [int(a) for a in np.flatnonzero(mask)]
+    if not legal:
+        raise TrucError("no legal action in the mask")
+    return legal
+
+
 class CFRAgent:
     """Plays a :class:`Strategy` from observation dicts with an ``info_state`` string."""
 
@@ -41,13 +53,7 @@ class CFRAgent:
         except (KeyError, TypeError, IndexError):
             raise TrucError("the cfr agent needs an observation dict with an 'info_state' string "
                             "(truc_env.observe.info_state_string)") from None
-        rules = observation.get("rules")
-        if rules is not None and getattr(rules, "key", rules) != self.rules.key:
-            raise TrucError(f"this cfr strategy plays {self.rules.key}, not {getattr(rules, 'key', rules)}")
-        mask = np.asarray(action_mask if action_mask is not None else observation["action_mask"])
-        legal = [int(a) for a in np.flatnonzero(mask)]
-        if not legal:
-            raise TrucError("no legal action in the mask")
+        legal = legal_for(self.rules, observation, action_mask)
         self.decisions += 1
         try:
             labels, probs = self.strategy.distribution(info_state)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 import zipfile
 from array import array
@@ -34,11 +33,13 @@ from array import array
 import numpy as np
 
 import truc_env
+from truc_env.atomic import atomic_open
 from truc_env.engine import CHANCE, TERMINAL, State, sample_chance
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
 from ..base import sample_policy
+from .agent import legal_for
 from .partnership_abstraction import NAME, PartnershipAbstraction, state_key, view_key
 
 FORMAT = "truc-mccfr-strategy"
@@ -277,18 +278,8 @@ def _keys_of(arr) -> list[str]:
 
 
 def _atomic_savez(path: str, compressed: bool, **arrays) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            (np.savez_compressed if compressed else np.savez)(f, **arrays)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path, "wb") as f:
+        (np.savez_compressed if compressed else np.savez)(f, **arrays)
 
 
 def _read_npz(path: str, what: str) -> dict:
@@ -403,13 +394,7 @@ class MCCFRAgent:
             self.rng = np.random.default_rng(seed)
 
     def policy(self, observation, action_mask=None) -> dict[int, float]:
-        rules = observation.get("rules")
-        if rules is not None and getattr(rules, "key", rules) != self.rules.key:
-            raise TrucError(f"this cfr strategy plays {self.rules.key}, not {getattr(rules, 'key', rules)}")
-        mask = np.asarray(action_mask if action_mask is not None else observation["action_mask"])
-        legal = [int(a) for a in np.flatnonzero(mask)]
-        if not legal:
-            raise TrucError("no legal action in the mask")
+        legal = legal_for(self.rules, observation, action_mask)
         view = observation["view"]
         acts = self.ab.abstract_actions(legal, list(view["own"]), view["strength"], list(view["trick"]))
         if len(acts) == 1:
