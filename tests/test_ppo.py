@@ -116,7 +116,7 @@ SCRIPT = ["0 raise", "1 accept", "0 play 7c", "1 play 7d", "0 play Ks", "1 raise
 
 
 def _scripted_rollout(tmp_path, opponent: str, agent=None, script=SCRIPT):
-    cfg = tiny_config(tmp_path, options={}, num_envs=1, reward_scale=1.0)
+    cfg = tiny_config(tmp_path, options={}, num_envs=1, reward_scale=1.0, rollout="engine")
     rules = make_rules("le_truc")
     col = ScriptedCollector(cfg, rules, DEAL, script)
     rng = np.random.default_rng(0)

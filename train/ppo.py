@@ -2,11 +2,23 @@
 
 Run: ``truc train ppo --config configs/ppo_le_truc.yaml [--resume]``.
 
-How a rollout works. ``num_envs`` engine :class:`~truc_env.engine.State` objects ("tables") are
-driven in Python; at each tick every table is advanced through chance events and fixed opponents
-to the next decision of a network, the decisions are batched per network (the learner, or one
-frozen snapshot of the league), and the chosen actions applied. One network plays every learning
-seat: the observation is relative to the acting seat, so seats and partners share parameters.
+How a rollout works. ``num_envs`` slots each play one episode at a time. An episode whose every
+seat is a network (self-play, or the learner against a frozen snapshot of the league) is a game of
+the batched engine (:class:`~truc_env.vector.VectorEnv`, slot ``b`` = game ``b``) when ``rollout``
+allows it; an episode against a fixed agent (heuristic, CFR: they read engine states) is an engine
+:class:`~truc_env.engine.State` ("table") driven in Python, advanced through chance events and the
+fixed agent to the next decision of a network. At each tick the decisions of both kinds are grouped
+per network (the learner, or snapshot k), each group is one batched forward, the tables apply their
+actions and the batched engine takes one step (games of other slots wait with action -1). Both
+kinds fill one buffer. One network plays every learning seat: the observation is relative to the
+acting seat, so seats and partners share parameters.
+
+``rollout``: ``engine`` plays every episode on tables (the path of the committed result configs);
+``vector`` puts network-only episodes on the batched engine and refuses a config it cannot run
+(``info_state`` features need the decision history, which only engine states keep; the kernel's
+variants and options are listed in :func:`truc_env.vector.kernel_supports`); ``auto`` is ``vector``
+where possible, else ``engine`` (training prints which, and why). The batched engine draws deals,
+dealers and random start scores from streams seeded by the training generator at each rollout.
 
 Credit in turn-based play. Each learning seat of each table keeps its own trajectory: a pending
 transition (its last decision) and the reward accumulated since. When the seat decides again, the
@@ -50,11 +62,15 @@ import truc_env
 from agents import make_agent
 from agents.ppo import FEATURES, PolicyNet, encode_state, feature_size, read_checkpoint, save_atomic
 from agents.ppo.checkpoint import FORMAT, VERSION
+from agents.ppo.network import encode_batch
 from truc_env.actions import layout_of
 from truc_env.engine import State, sample_chance
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
+from truc_env.vector import VectorEnv
 from truc_env.view import SeatObservation
+
+ROLLOUTS = ("auto", "vector", "engine")
 
 
 @dataclass
@@ -94,6 +110,10 @@ class PPOConfig:
     """tables played at once (the inference batch)"""
     steps_per_update: int = 4096
     """learner transitions per update, at least (rollouts finish their episodes)"""
+    rollout: str = "auto"
+    """where network-only episodes are played: ``vector`` (the batched engine), ``engine`` (State
+    tables), ``auto`` (vector where the kernel supports the Rules, features and options); episodes
+    against fixed agents are always on tables. See the module docstring."""
     # --- network
     features: str = "observation"
     """network input: ``observation`` (flat) or ``info_state`` (flat + this hand's decision history)"""
@@ -194,6 +214,7 @@ class PPOConfig:
         need(self.episode in ("hand", "game"), f"episode must be hand or game, got {self.episode!r}")
         need(self.reward in ("points", "win"), f"reward must be points or win, got {self.reward!r}")
         need(self.features in FEATURES, f"features must be one of {FEATURES}, got {self.features!r}")
+        need(self.rollout in ROLLOUTS, f"rollout must be one of {ROLLOUTS}, got {self.rollout!r}")
         need(self.pool_scheme in ("latest", "uniform", "prioritized"),
              f"pool_scheme must be latest, uniform or prioritized, got {self.pool_scheme!r}")
         for name in ("num_envs", "steps_per_update", "update_epochs", "num_minibatches", "snapshot_every",
@@ -233,6 +254,19 @@ class Buffer:
         self.done.append(False)
         self.nxt.append(-1)
         return len(self.action) - 1
+
+    def extend(self, obs, mask, action, logp, value) -> int:
+        """Add a batch of transitions (rows of fresh arrays); returns the index of the first."""
+        j, k = len(self.action), len(action)
+        self.obs.extend(obs)
+        self.mask.extend(mask)
+        self.action.extend(action.tolist())
+        self.logp.extend(logp.tolist())
+        self.value.extend(value.tolist())
+        self.reward.extend([0.0] * k)
+        self.done.extend([False] * k)
+        self.nxt.extend([-1] * k)
+        return j
 
     def advantages(self, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
         """GAE along each seat's own trajectory (a successor always comes later in the buffer)."""
@@ -299,6 +333,110 @@ class League:
         self.snapshots = [dict(s) for s in snaps]
 
 
+def vector_blocker(cfg: PPOConfig, rules) -> str | None:
+    """Why the network-only episodes of ``cfg`` cannot run on the batched engine (None: they can)."""
+    if cfg.features == "info_state":
+        return "info_state features need the decision history, which only engine states keep"
+    if abs(cfg.random_start_score * 1000 - round(cfg.random_start_score * 1000)) > 1e-9:
+        return "the batched engine draws random start scores per mille: random_start_score must be a multiple of 0.001"
+    return None
+
+
+class VectorGames:
+    """The batched engine's part of a rollout: game ``b`` plays slot ``b``'s network-only episodes.
+
+    Per game: who plays which side (the learner everywhere in self-play, else the learner on
+    ``side`` and snapshot ``pool`` on the other), and per seat the same credit bookkeeping as a
+    :class:`Table` (pending transition, reward accumulated since). A game whose slot plays a table
+    episode, or whose rollout has enough episodes, waits (action -1); the episode the batched engine
+    reset it to is used when the slot next draws a network-only episode.
+    """
+
+    def __init__(self, cfg: PPOConfig, rules, venv: VectorEnv):
+        self.cfg, self.rules, self.venv = cfg, rules, venv
+        B, n = venv.num_envs, rules.players
+        self.side_of = np.array([rules.side(s) for s in range(n)])
+        self.live = np.zeros(B, bool)  # slot b plays on the batched engine now
+        self.side = np.full(B, -1)  # learner side; -1: self-play, every seat learns
+        self.pool = np.full(B, -1)  # snapshot playing the other side
+        self.label = [""] * B
+        self.pending = np.full((B, n), -1, np.int64)
+        self.acc = np.zeros((B, n))
+        self.ret = np.zeros((B, n))  # zero-sum points since the episode began (statistics, reward "win")
+        self.decisions = np.zeros(B, np.int64)
+        self.actions = np.full(B, -1, np.int32)
+        self.seeded = False
+
+    def begin(self) -> None:
+        self.live[:] = False
+        self.seeded = False
+
+    def start(self, b: int, rng, label: str, pool_k: int) -> None:
+        if not self.seeded:  # one reset per rollout, seeded from the training generator: resumable
+            # the arrays of a reset are the environment's own buffers, which every step rewrites
+            self.obs, self.mask, self.seat = self.venv.reset(seed=int(rng.integers(2**62)))
+            self.seeded = True
+        self.live[b] = True
+        self.label[b] = label
+        self.side[b] = -1 if label == "self" else int(rng.integers(self.rules.n_sides))
+        self.pool[b] = pool_k
+
+    def groups(self) -> dict[int, np.ndarray]:
+        """Live games by the network of their acting seat: -1 the learner, k snapshot k."""
+        live = np.flatnonzero(self.live)
+        side = self.side[live]
+        learner = (side < 0) | (self.side_of[self.seat[live]] == side) if len(live) else side < 0
+        ctl = np.where(learner, -1, self.pool[live])
+        return {int(k): live[ctl == k] for k in np.unique(ctl)}
+
+    def inputs(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return encode_batch(self.rules, self.obs[idx], self.cfg.features), self.mask[idx].astype(bool)
+
+    def record(self, idx, obs, masks, actions, logp, values, buf: Buffer | None) -> None:
+        """The chosen actions of games ``idx``; learner transitions go to ``buf`` (None: not recorded)."""
+        self.actions[idx] = actions
+        self.decisions[idx] += 1
+        if buf is None:
+            return
+        seats = self.seat[idx]
+        j = buf.extend(obs, masks, actions, logp, values)
+        js = np.arange(j, j + len(idx))
+        for p, nxt, acc in zip(self.pending[idx, seats].tolist(), js.tolist(), self.acc[idx, seats].tolist()):
+            if p >= 0:
+                buf.reward[p] += acc
+                buf.nxt[p] = nxt
+        self.acc[idx, seats] = 0.0  # a reward before a seat's first decision is nobody's doing
+        self.pending[idx, seats] = js
+
+    def step(self, buf: Buffer | None) -> list[tuple]:
+        """One step of the batched engine; the episodes it finished, as ``(slot, label, return, decisions)``."""
+        cfg = self.cfg
+        step = self.venv.step(self.actions)
+        self.actions[:] = -1
+        rew = step.reward.astype(np.float64)
+        rew[~self.live] = 0.0
+        self.ret += rew
+        if cfg.reward == "points":
+            self.acc += rew * cfg.reward_scale
+        finished = []
+        for b in np.flatnonzero(step.done & self.live).tolist():
+            if cfg.reward == "win":
+                self.acc[b] += np.sign(self.ret[b]) * cfg.reward_scale
+            if buf is not None:
+                for j, acc in zip(self.pending[b].tolist(), self.acc[b].tolist()):
+                    if j >= 0:
+                        buf.reward[j] += acc
+                        buf.done[j] = True
+            first = 0 if self.side[b] < 0 else int(np.flatnonzero(self.side_of == self.side[b])[0])
+            finished.append((b, self.label[b], float(self.ret[b, first]), int(self.decisions[b])))
+            self.live[b] = False
+            self.pending[b] = -1
+            self.acc[b] = 0.0
+            self.ret[b] = 0.0
+            self.decisions[b] = 0
+        return finished
+
+
 class Collector:
     """Plays batches of episodes with the learner, the league and fixed agents."""
 
@@ -306,6 +444,21 @@ class Collector:
         self.cfg, self.rules, self.device = cfg, rules, device
         self.n_actions = layout_of(rules).size
         self.fixed: dict[str, object] = {}
+        self.vector: VectorGames | None = None
+        self.path, self.why = "engine", "rollout: engine"
+        if cfg.rollout != "engine":
+            why = vector_blocker(cfg, rules)
+            if why is None:
+                venv = VectorEnv(rules, cfg.num_envs, episode=cfg.episode, reward="points", dealer="random",
+                                 random_start_score=cfg.random_start_score)
+                why = None if venv.backend == "numba" else (venv.fallback_reason or "numba is not installed")
+                if why is None:
+                    self.vector = VectorGames(cfg, rules, venv)
+                    self.path, self.why = "vector", "network-only episodes on the batched engine"
+            if why is not None:
+                if cfg.rollout == "vector":
+                    raise TrucError(f"rollout: vector cannot run this config: {why}; use rollout: engine (or auto)")
+                self.why = f"rollout: auto fell back to engine tables: {why}"
 
     def agent(self, spec: str):
         if spec not in self.fixed:
@@ -394,16 +547,23 @@ class Collector:
         cfg = self.cfg
         buf = Buffer() if learn else None
         tables: list[Table | None] = [None] * cfg.num_envs
+        vec = self.vector
+        live = vec.live if vec is not None else np.zeros(cfg.num_envs, bool)
+        if vec is not None:
+            vec.begin()
         episodes: list[tuple] = []
         started = 0
         while True:
             for i in range(cfg.num_envs):
-                if tables[i] is None and ((target_episodes and started < target_episodes)
-                                          or (target_steps and len(buf) < target_steps)):
+                if tables[i] is None and not live[i] and ((target_episodes and started < target_episodes)
+                                                          or (target_steps and len(buf) < target_steps)):
                     label, k, agent = pick(rng)
-                    tables[i] = self.new_table(rng, label, k, agent)
+                    if agent is None and vec is not None:
+                        vec.start(i, rng, label, k)
+                    else:
+                        tables[i] = self.new_table(rng, label, k, agent)
                     started += 1
-            if all(t is None for t in tables):
+            if all(t is None for t in tables) and not live.any():
                 break
             groups: dict[int, list[tuple[int, int]]] = {}  # -1: learner, k: pool snapshot k
             for i, t in enumerate(tables):
@@ -419,14 +579,28 @@ class Collector:
                     continue
                 ctl = t.control[seat]
                 groups.setdefault(-1 if ctl == "learner" else ctl[1], []).append((i, seat))
-            for k, items in groups.items():
-                obs = np.stack([encode_state(tables[i].state, s, cfg.features) for i, s in items])
+            vgroups = vec.groups() if vec is not None else {}
+            for k in [*groups, *(k for k in vgroups if k not in groups)]:
+                items = groups.get(k, [])
+                obs = np.stack([encode_state(tables[i].state, s, cfg.features) for i, s in items]) if items else None
                 masks = np.zeros((len(items), self.n_actions), dtype=bool)
                 for row, (i, _) in enumerate(items):
                     masks[row, tables[i].state.legal_actions()] = True
+                states = [tables[i].state for i, _ in items]
+                vidx = vgroups.get(k)
+                if vidx is not None:  # this network's decisions on the batched engine join the same forward
+                    vobs, vmasks = vec.inputs(vidx)
+                    obs = vobs if obs is None else np.concatenate([obs, vobs])
+                    masks = np.concatenate([masks, vmasks])
+                    states += [None] * len(vidx)
                 x = torch.as_tensor(obs, device=self.device)
                 m = torch.as_tensor(masks, device=self.device)
-                action, logp, value = self.decide(net, league, k, x, m, gen, [tables[i].state for i, _ in items])
+                action, logp, value = self.decide(net, league, k, x, m, gen, states)
+                if vidx is not None:
+                    ne = len(items)
+                    va = action[ne:]
+                    assert masks[np.arange(ne, len(masks)), va].all(), "masked sampling chose an illegal action"
+                    vec.record(vidx, obs[ne:], masks[ne:], va, logp[ne:], value[ne:], buf if k < 0 else None)
                 for row, (i, s) in enumerate(items):
                     t = tables[i]
                     a = int(action[row])
@@ -441,6 +615,9 @@ class Collector:
                     t.decisions += 1
                     t.state.apply_action(a)
                     self._rewards(t)
+            if vec is not None and live.any():
+                for _, label, ret, decisions in vec.step(buf):
+                    episodes.append((label, ret, decisions))
         return buf, episodes
 
 
@@ -524,6 +701,7 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
 
         writer = SummaryWriter(os.path.join(run_dir, "tb"))
     collector = Collector(cfg, rules, device)
+    print(f"ppo {cfg.name}: rollout {collector.path} ({collector.why})")
 
     def pick_training(r):
         u = r.random()

@@ -128,6 +128,70 @@ def strength_features(state, seat: int) -> np.ndarray:
     return out
 
 
+_STRENGTH_TABLES: dict = {}
+
+
+def _strength_table(rules) -> np.ndarray:
+    """(rankings, D) percentile of each deck card: row 0 without vira, row 1 + v under the vira of deck index v."""
+    table = _STRENGTH_TABLES.get(rules.key)
+    if table is None:
+        rows = [rules.base_strength] + ([rules.strength_with_vira(c) for c in rules.deck] if rules.vira else [])
+        table = np.zeros((len(rows), len(rules.deck)), np.float32)
+        for i, row in enumerate(rows):
+            pct = _percentiles(tuple(row))
+            table[i] = [pct.get(c, 0.0) for c in rules.deck]
+        _STRENGTH_TABLES[rules.key] = table
+    return table
+
+
+def strength_features_batch(rules, obs: np.ndarray) -> np.ndarray:
+    """:func:`strength_features` of a batch, read from the observation vectors alone (bit-identical).
+
+    For the batched engine, which has no ``State`` objects: the observation holds everything the
+    features need (own visible cards, cards played by trick and relative seat, finished tricks,
+    the vira). It relies on every seat playing once in every trick of a hand that goes on (true
+    wherever no seat resigns: every variant of the array kernel).
+    """
+    enc = encoder_of(rules)
+    n, hs, D = rules.players, rules.hand_size, len(rules.deck)
+    B = obs.shape[0]
+    rows = np.arange(B)
+    table = _strength_table(rules)
+    if rules.vira:
+        vira = obs[:, enc.offset["vira"]:enc.offset["vira"] + D]
+        pct = table[np.where(vira.any(1), vira.argmax(1) + 1, 0)]
+    else:
+        pct = np.broadcast_to(table[0], (B, D))
+    out = np.zeros((B, strength_size(rules)), np.float32)
+    # own unplayed cards, strongest first (the hand section is all zero when the seat plays blind)
+    hand = obs[:, enc.offset["hand"]:enc.offset["hand"] + D] > 0
+    own = -np.sort(np.where(hand, -pct, 1.0), axis=1)[:, :hs]
+    out[:, :hs] = np.maximum(own, 0.0)
+    # every card played this hand, [trick, relative seat]
+    played = obs[:, enc.offset["played"]:enc.offset["played"] + hs * n * D].reshape(B, hs * n, D) > 0
+    card = played.argmax(2)
+    values = np.where(played.any(2), pct[rows[:, None], card], 0.0)
+    out[:, hs:hs + hs * n] = values
+    # the trick in progress (index = tricks finished) and each side's best card in it
+    o = enc.offset["trick_winner"]
+    finished = obs[:, o:o + hs * (n + 1)].sum(1).round().astype(np.int64)
+    current = values.reshape(B, hs, n)[rows, np.minimum(finished, hs - 1)]
+    current[finished >= hs] = 0.0
+    mine = np.array([rules.side(r) == rules.side(0) for r in range(n)])
+    out[:, -2] = np.where(mine, current, 0.0).max(1)
+    out[:, -1] = np.where(~mine, current, 0.0).max(1)
+    return out
+
+
+def encode_batch(rules, obs: np.ndarray, features: str) -> np.ndarray:
+    """The network inputs of a batch of observation vectors (the batched engine's): float32, fresh."""
+    if features == "observation":
+        return np.array(obs, np.float32)
+    if features == "observation+strength":
+        return np.concatenate([obs, strength_features_batch(rules, obs)], axis=1)
+    raise ValueError(f"{features!r} features need the decision history: only engine states have it")
+
+
 def encode_state(state, seat: int, features: str) -> np.ndarray:
     """The network input of ``seat`` at ``state`` (float32)."""
     enc = encoder_of(state.rules)
