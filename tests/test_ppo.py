@@ -247,11 +247,11 @@ def test_resume_after_kill_9_reproduces_the_uninterrupted_run(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------- learning
-def test_tiny_run_improves_against_random(tmp_path):
+def assert_tiny_run_improves_against_random(tmp_path, **kw):
     rules = make_rules("le_truc", **SMALL)
-    cfg = tiny_config(tmp_path, total_steps=12 * 512, steps_per_update=512, num_envs=32, hidden=[64, 64],
-                      learning_rate=1e-3, self_play_prob=0.3, fixed_opponents=["random"], fixed_prob=0.5,
-                      eval_every=1000)
+    cfg = tiny_config(tmp_path, **{**dict(total_steps=12 * 512, steps_per_update=512, num_envs=32, hidden=[64, 64],
+                                          learning_rate=1e-3, self_play_prob=0.3, fixed_opponents=["random"],
+                                          fixed_prob=0.5, eval_every=1000), **kw})
     col = ppo.Collector(cfg, rules, torch.device("cpu"))
     torch.manual_seed(cfg.seed)
     untrained = PolicyNet(ppo.feature_size(rules, "observation"), col.n_actions, cfg.hidden)
@@ -262,6 +262,11 @@ def test_tiny_run_improves_against_random(tmp_path):
     after = ppo.evaluate(summary["net"], eval_cfg, rules, torch.device("cpu"), col_eval, ppo.League(eval_cfg), 99)
     assert after["return"] - after["return_ci95"] > before["return"] + before["return_ci95"], (before, after)
     assert after["return"] > 0.3
+
+
+@pytest.mark.parametrize("rollout", ["engine", "auto"])  # auto: self-play and league on the batched engine
+def test_tiny_run_improves_against_random(tmp_path, rollout):
+    assert_tiny_run_improves_against_random(tmp_path, rollout=rollout)
 
 
 def test_strength_features_show_only_what_the_seat_sees():

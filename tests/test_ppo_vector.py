@@ -1,0 +1,198 @@
+"""PPO rollouts on the batched engine (issue 7): the same credit as engine tables, only legal actions,
+strength features bit-identical to the engine's, and learning."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("numba")
+
+from test_ppo import SMALL, assert_tiny_run_improves_against_random, tiny_config  # noqa: E402
+from test_vector import Reference  # noqa: E402
+
+from agents.ppo import PolicyNet  # noqa: E402
+from agents.ppo.network import encode_state, strength_features, strength_features_batch  # noqa: E402
+from train import ppo  # noqa: E402
+from truc_env.engine import State, sample_chance  # noqa: E402
+from truc_env.errors import TrucError  # noqa: E402
+from truc_env.observe import encoder_of  # noqa: E402
+from truc_env.rules import make_rules  # noqa: E402
+from truc_env.vector import VectorEnv  # noqa: E402
+
+torch.set_num_threads(1)
+
+KERNEL_RULES = [("le_truc", {}), ("le_truc", SMALL), ("truco_paulista", {}), ("truco_paulista", {"players": 4}),
+                ("truco_mineiro", {"players": 4}), ("put", {}),
+                ("truco_paulista", {"players": 4, "signals": {"mode": "free", "vocab": 8}})]
+
+
+# ------------------------------------------------------------------------------------------- features
+@pytest.mark.parametrize("variant,options", KERNEL_RULES, ids=lambda x: str(x))
+def test_strength_features_from_observations_equal_the_engine_ones(variant, options):
+    rules = make_rules(variant, **options)
+    enc = encoder_of(rules)
+    rng = np.random.default_rng(0)
+    obs, ref = [], []
+    while len(obs) < 1500:  # random games from random scores (mão de onze, mão de ferro played blind)
+        score = [int(x) for x in rng.integers(0, rules.target, size=rules.n_sides)] if rng.random() < 0.4 else None
+        st = State(rules, episode="game" if rng.random() < 0.3 else "hand", dealer=int(rng.integers(rules.players)),
+                   score=score)
+        while not st.is_terminal():
+            if st.is_chance_node():
+                st.apply_action(sample_chance(st, rng))
+                continue
+            seat = st.current_player()
+            obs.append(enc.encode(st, seat))
+            ref.append(strength_features(st, seat))
+            legal = st.legal_actions()
+            st.apply_action(legal[int(rng.integers(len(legal)))])
+    got = strength_features_batch(rules, np.stack(obs))
+    assert got.dtype == np.float32
+    assert np.array_equal(got, np.stack(ref))
+
+
+# ------------------------------------------------------------------------------------------- credit
+def _credit_run(variant, options, episode, reward, random_start_score, labels, ticks=400, seed=0):
+    """Drive VectorGames with random legal actions next to engine replicas of every game (fed the
+    same deals); check the buffer against the credit computed from the engine's returns."""
+    rules = make_rules(variant, **options)
+    cfg = tiny_config("/nonexistent", variant=variant, options=options, episode=episode, reward=reward,
+                      reward_scale=0.25, random_start_score=random_start_score, features="observation+strength",
+                      num_envs=len(labels))
+    venv = VectorEnv(rules, len(labels), episode=episode, reward="points", dealer="random",
+                     random_start_score=random_start_score)
+    vg = ppo.VectorGames(cfg, rules, venv)
+    rng = np.random.default_rng(seed)
+    vg.begin()
+    for b, label in enumerate(labels):
+        vg.start(b, rng, label, 0 if label.startswith("pool") else -1)
+    ref = Reference(venv)
+    for b in range(len(labels)):
+        ref.new_episode(b)
+    buf = ppo.Buffer()
+    expect = {}  # transition -> (reward, done, nxt)
+    open_ = [dict() for _ in labels]  # per game: seat -> (transition, seat's return at that decision)
+    decisions = [0] * len(labels)
+    finished = []
+    for _ in range(ticks):
+        groups = vg.groups()
+        acted = {}
+        for k, idx in groups.items():
+            obs, masks = vg.inputs(idx)
+            seats = vg.seat[idx].copy()
+            actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+            j0 = len(buf)
+            vg.record(idx, obs, masks, actions, np.zeros(len(idx), np.float32), np.zeros(len(idx), np.float32),
+                      buf if k < 0 else None)
+            for row, (b, s) in enumerate(zip(idx.tolist(), seats.tolist())):
+                st = ref.states[b]
+                assert np.array_equal(obs[row], encode_state(st, s, cfg.features))  # features on real kernel states
+                learner = vg.side[b] < 0 or rules.side(s) == vg.side[b]
+                assert learner == (k < 0)
+                decisions[b] += 1
+                acted[b] = int(actions[row])
+                if k < 0:
+                    now = st.returns()[s]
+                    if s in open_[b]:
+                        j, before = open_[b][s]
+                        gained = (now - before) * 0.25 if reward == "points" else 0.0
+                        expect[j] = (gained, False, j0 + row)
+                    open_[b][s] = (j0 + row, now)
+        states = list(ref.states)
+        out = {e[0]: e for e in vg.step(buf)}
+        for b, a in acted.items():
+            st = states[b]
+            st.apply_action(a)
+            if not st.is_terminal():
+                ref.feed(b)
+                assert b not in out
+                continue
+            ret = st.returns()
+            for s, (j, before) in open_[b].items():
+                gained = (ret[s] - before) * 0.25 if reward == "points" else float(np.sign(ret[s])) * 0.25
+                expect[j] = (gained, True, -1)
+            open_[b] = {}
+            first = 0 if vg.side[b] < 0 else min(s for s in range(rules.players) if rules.side(s) == vg.side[b])
+            assert out.pop(b) == (b, labels[b], ret[first], decisions[b])
+            finished.append(b)
+            decisions[b] = 0
+            ref.new_episode(b)  # the batched engine has dealt game b's next episode: the slot plays it
+            vg.start(b, rng, labels[b], 0 if labels[b].startswith("pool") else -1)
+        assert not out
+    assert finished, "no episode finished"
+    for j in range(len(buf)):
+        r, d, nxt = expect.get(j, (0.0, False, -1))
+        assert (buf.reward[j], buf.done[j], buf.nxt[j]) == (r, d, nxt), j
+    return buf, finished
+
+
+@pytest.mark.parametrize("variant,options,episode,reward,rss", [
+    ("le_truc", SMALL, "game", "points", 0.0),
+    ("le_truc", {}, "hand", "win", 0.5),
+    ("truco_paulista", {"players": 4}, "hand", "points", 0.3),
+], ids=["le_truc-small-game-points", "le_truc-hand-win", "paulista4-hand-points"])
+def test_vector_credit_matches_the_engine_returns_of_the_same_deals(variant, options, episode, reward, rss):
+    labels = ["self", "pool:0"] * 4
+    buf, finished = _credit_run(variant, options, episode, reward, rss, labels)
+    assert len(finished) >= 10 and len(buf) > 100 and sum(buf.done) >= 10
+    assert any(r != 0 for r, d in zip(buf.reward, buf.done) if not d) == (episode == "game" and reward == "points")
+
+
+# ------------------------------------------------------------------------------------------- rollouts
+def test_auto_uses_the_batched_engine_where_it_can_and_says_why_not():
+    cfg = tiny_config("/nonexistent")
+    rules = make_rules("le_truc", **SMALL)
+    assert ppo.Collector(cfg, rules, torch.device("cpu")).path == "vector"
+    info = tiny_config("/nonexistent", features="info_state")
+    col = ppo.Collector(info, rules, torch.device("cpu"))
+    assert col.path == "engine" and "info_state" in col.why and col.vector is None
+    with pytest.raises(TrucError, match="rollout: vector cannot run"):
+        ppo.Collector(tiny_config("/nonexistent", features="info_state", rollout="vector"), rules, torch.device("cpu"))
+    four = tiny_config("/nonexistent", variant="le_truc_4p", options={})
+    col = ppo.Collector(four, make_rules("le_truc_4p"), torch.device("cpu"))
+    assert col.path == "engine" and "no array kernel" in col.why
+    assert ppo.Collector(tiny_config("/nonexistent", rollout="engine"), rules, torch.device("cpu")).vector is None
+
+
+def _biased_net(rules, features="observation"):
+    """A network that prefers the highest action ids: masking alone keeps it legal."""
+    torch.manual_seed(0)
+    net = PolicyNet(ppo.feature_size(rules, features), ppo.layout_of(rules).size, [16])
+    with torch.no_grad():
+        net.actor[-1].bias.copy_(torch.linspace(-200, 200, net.actor[-1].bias.numel()))
+    return net
+
+
+@pytest.mark.parametrize("variant,options", [("le_truc", SMALL), ("truco_paulista", {"players": 4})])
+def test_mixed_rollout_plays_only_legal_actions_and_fills_one_buffer(variant, options):
+    rules = make_rules(variant, **options)
+    cfg = tiny_config("/nonexistent", variant=variant, options=options, features="observation+strength",
+                      random_start_score=0.2, fixed_prob=0.4, self_play_prob=0.3)
+    col = ppo.Collector(cfg, rules, torch.device("cpu"))
+    assert col.path == "vector"
+    net = _biased_net(rules, cfg.features)
+    league = ppo.League(cfg)
+    league.add(0, net)
+    rng, gen = np.random.default_rng(1), torch.Generator().manual_seed(1)
+    agent = col.agent("heuristic:honest")
+
+    def pick(r):
+        u = r.random()
+        return ("heuristic:honest", -1, agent) if u < 0.4 else (("self", -1, None) if u < 0.7 else ("pool:0", 0, None))
+
+    buf, episodes = col.rollout(net, league, rng, gen, pick, target_steps=600)
+    labels = {label for label, _, _ in episodes}
+    assert labels == {"heuristic:honest", "self", "pool:0"}  # both paths played, into one buffer
+    masks, actions = np.stack(buf.mask), np.array(buf.action)
+    assert masks[np.arange(len(actions)), actions].all()
+    assert (actions == masks.shape[1] - 1 - np.argmax(masks[:, ::-1], axis=1)).mean() > 0.9  # the bias was real
+    adv, _ = buf.advantages(cfg.gamma, cfg.gae_lambda)  # complete episodes: every chain is closed
+    assert np.isfinite(adv).all() and not col.vector.live.any()
+
+
+def test_tiny_vector_run_improves_against_random(tmp_path):
+    """Self-play and the league only: every episode on the batched engine."""
+    assert_tiny_run_improves_against_random(tmp_path, self_play_prob=0.5, fixed_opponents=[], fixed_prob=0.0,
+                                            rollout="vector")
