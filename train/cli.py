@@ -115,6 +115,46 @@ def cmd_analyze_signals(args) -> None:
     run_cli(args)
 
 
+def cmd_exploitability(args) -> None:
+    import os
+
+    from agents import make_agent
+    from agents.cfr.policy_tree import policy_exploitability, projection_error
+    from truc_env.atomic import atomic_open
+    from truc_env.rules import make_rules
+
+    options = json.loads(args.options) if args.options else {}
+    rules = make_rules(args.variant, **options)
+    agent = make_agent(args.agent, rules, seed=args.seed)
+    result = policy_exploitability(agent, rules, dealer=args.dealer, abstraction=args.abstraction,
+                                   first_hands=args.first_hands, seed=args.seed, progress=not args.quiet,
+                                   keep=args.check_hands > 0)
+    parts = result.pop("parts", None)
+    result["agent"] = args.agent
+    if parts is not None:
+        result["projection"] = projection_error(agent, rules, parts, args.check_hands, args.seed)
+    d = args.dealer
+    print(f"{args.agent} on {rules.variant} (one hand from 0-0, seat {d} deals):")
+    print(f"  exploitability {result['exploitability']:.4f} points per hand")
+    print(f"  best response as seat 0 (dealer: {d == 0}) {result['br0']:+.4f}; as seat 1 {result['br1']:+.4f}")
+    print(f"  the policy's value for seat 0 in self-play {result['value_seat0']:+.4f}")
+    if "cont" in result:
+        c = result["cont"]
+        print(f"  after an accepted redeal: best responses {c['br0']:+.4f} / {c['br1']:+.4f}")
+    if "projection" in result:
+        for part in ("main", "cont"):
+            s = result["projection"][part]
+            if s.get("decisions"):
+                print(f"  projection ({part}): total variation mean {s['mean']:.4f}, p90 {s['p90']:.4f}, "
+                      f"max {s['max']:.4f} over {s['decisions']} decisions")
+    print(f"  {result['seconds']:.0f}s wall, {result['cpu_seconds']:.0f}s CPU")
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with atomic_open(args.out, "w") as f:
+            json.dump(result, f, indent=2)
+        print(f"  written to {args.out}")
+
+
 def _bench_module():
     import os
 
@@ -169,6 +209,20 @@ def build_parser() -> argparse.ArgumentParser:
     tc.add_argument("--config", required=True)
     tc.add_argument("--resume", action="store_true", help="continue the solve from its last checkpoint")
     tc.set_defaults(func=cmd_train_cfr)
+    ex = sub.add_parser("exploitability", help="exact exploitability of an agent's policy (heads-up, public tree)")
+    ex.add_argument("--agent", required=True, help="agent spec that gives probabilities: ppo:PATH, cfr:PATH, random")
+    ex.add_argument("--variant", default="le_truc")
+    ex.add_argument("--options", help="options as JSON (default: the variant's defaults)")
+    ex.add_argument("--dealer", type=int, default=0)
+    ex.add_argument("--abstraction", choices=["strength", "none"], default="strength")
+    ex.add_argument("--first-hands", type=int, default=4,
+                    help="first hands sampled per seat for the play after a redeal (averaged)")
+    ex.add_argument("--check-hands", type=int, default=0,
+                    help="self-play hands on which to measure the projection error (0: skip)")
+    ex.add_argument("--seed", type=int, default=0)
+    ex.add_argument("--quiet", action="store_true", help="no progress bar")
+    ex.add_argument("--out", help="write the result as JSON here")
+    ex.set_defaults(func=cmd_exploitability)
     an = sub.add_parser("analyze", help="analyse agents (partner signals)")
     asub = an.add_subparsers(dest="analysis", required=True)
     asig = asub.add_parser("signals", help="signalling, listening, causal influence, ablation, cross-play (docs/signals.md)")
