@@ -47,6 +47,7 @@ completed update. ``policy.pt`` (the network only) is what ``ppo:PATH`` loads in
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import os
@@ -444,6 +445,7 @@ class Collector:
         self.cfg, self.rules, self.device = cfg, rules, device
         self.n_actions = layout_of(rules).size
         self.fixed: dict[str, object] = {}
+        self._snapshots: dict[int, tuple] = {}  # id(snapshot params) -> (params, network)
         self.vector: VectorGames | None = None
         self.path, self.why = "engine", "rollout: engine"
         if cfg.rollout != "engine":
@@ -521,12 +523,22 @@ class Collector:
     def decide(self, net: PolicyNet, league: League, k: int, x, m, gen, states):
         """Actions, log-probabilities and values of one batch of decisions: the learner (k = -1) or snapshot k."""
         with torch.no_grad():
-            if k < 0:
-                action, logp, _, value = net(x, m, generator=gen)
-            else:
-                params = league.snapshots[k]["params"]
-                action, logp, _, value = torch.func.functional_call(net, params, (x, m), {"generator": gen})
+            player = net if k < 0 else self.snapshot_net(net, league, k)
+            action, logp, value = player.sample(x, m, generator=gen)
         return action.cpu().numpy(), logp.cpu().numpy(), value.cpu().numpy()
+
+    def snapshot_net(self, net: PolicyNet, league: League, k: int) -> PolicyNet:
+        """A network holding snapshot k's parameters, built once per snapshot (a functional call per
+        batch costs more than the forward on small batches)."""
+        params = league.snapshots[k]["params"]
+        hit = self._snapshots.get(id(params))
+        if hit is None or hit[0] is not params:
+            current = {id(s["params"]) for s in league.snapshots}
+            self._snapshots = {i: v for i, v in self._snapshots.items() if i in current}
+            player = copy.deepcopy(net)
+            player.load_state_dict(params)
+            hit = self._snapshots[id(params)] = (params, player)
+        return hit[1]
 
     def _finish(self, t: Table, buf: Buffer | None) -> None:
         if buf is None:

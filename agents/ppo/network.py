@@ -74,6 +74,12 @@ class PolicyNet(nn.Module):
         entropy = -(probs * logp_all.masked_fill(~mask, 0.0)).sum(-1)
         return action, logp, entropy, self.value(x)
 
+    def sample(self, x: torch.Tensor, mask: torch.Tensor, generator: torch.Generator | None = None):
+        """(action, log-prob, value) of a sampled action: :meth:`forward` without the entropy (rollouts)."""
+        logp_all = torch.log_softmax(self.masked_logits(x, mask), dim=-1)
+        action = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(-1)
+        return action, logp_all.gather(-1, action.unsqueeze(-1)).squeeze(-1), self.value(x)
+
 
 def feature_size(rules, features: str) -> int:
     enc = encoder_of(rules)
@@ -128,20 +134,26 @@ def strength_features(state, seat: int) -> np.ndarray:
     return out
 
 
-_STRENGTH_TABLES: dict = {}
+_STRENGTH_PLANS: dict = {}
 
 
-def _strength_table(rules) -> np.ndarray:
-    """(rankings, D) percentile of each deck card: row 0 without vira, row 1 + v under the vira of deck index v."""
-    table = _STRENGTH_TABLES.get(rules.key)
-    if table is None:
+def _strength_plan(rules) -> tuple:
+    """Per Rules: the observation slices the features read, and each deck card's percentile under
+    every ranking of a hand (row 0 without vira, row 1 + v under the vira of deck index v)."""
+    plan = _STRENGTH_PLANS.get(rules.key)
+    if plan is None:
+        enc = encoder_of(rules)
+        n, hs, D = rules.players, rules.hand_size, len(rules.deck)
         rows = [rules.base_strength] + ([rules.strength_with_vira(c) for c in rules.deck] if rules.vira else [])
-        table = np.zeros((len(rows), len(rules.deck)), np.float32)
+        table = np.zeros((len(rows), D), np.float32)
         for i, row in enumerate(rows):
             pct = _percentiles(tuple(row))
             table[i] = [pct.get(c, 0.0) for c in rules.deck]
-        _STRENGTH_TABLES[rules.key] = table
-    return table
+        span = {name: slice(enc.offset[name], enc.offset[name] + int(np.prod(enc.shape[name])))
+                for name in ("hand", "played", "trick_winner", "vira") if name in enc.offset}
+        mine = np.array([rules.side(r) == rules.side(0) for r in range(n)])
+        plan = _STRENGTH_PLANS[rules.key] = (n, hs, D, table, span, mine)
+    return plan
 
 
 def strength_features_batch(rules, obs: np.ndarray) -> np.ndarray:
@@ -152,34 +164,27 @@ def strength_features_batch(rules, obs: np.ndarray) -> np.ndarray:
     the vira). It relies on every seat playing once in every trick of a hand that goes on (true
     wherever no seat resigns: every variant of the array kernel).
     """
-    enc = encoder_of(rules)
-    n, hs, D = rules.players, rules.hand_size, len(rules.deck)
+    n, hs, D, table, span, mine = _strength_plan(rules)
     B = obs.shape[0]
-    rows = np.arange(B)
-    table = _strength_table(rules)
-    if rules.vira:
-        vira = obs[:, enc.offset["vira"]:enc.offset["vira"] + D]
+    if "vira" in span:
+        vira = obs[:, span["vira"]]
         pct = table[np.where(vira.any(1), vira.argmax(1) + 1, 0)]
     else:
         pct = np.broadcast_to(table[0], (B, D))
-    out = np.zeros((B, strength_size(rules)), np.float32)
+    out = np.zeros((B, hs + hs * n + 2), np.float32)
     # own unplayed cards, strongest first (the hand section is all zero when the seat plays blind)
-    hand = obs[:, enc.offset["hand"]:enc.offset["hand"] + D] > 0
-    own = -np.sort(np.where(hand, -pct, 1.0), axis=1)[:, :hs]
-    out[:, :hs] = np.maximum(own, 0.0)
-    # every card played this hand, [trick, relative seat]
-    played = obs[:, enc.offset["played"]:enc.offset["played"] + hs * n * D].reshape(B, hs * n, D) > 0
-    card = played.argmax(2)
-    values = np.where(played.any(2), pct[rows[:, None], card], 0.0)
+    own = np.sort(np.where(obs[:, span["hand"]] > 0, -pct, 1.0), axis=1)[:, :hs]
+    np.maximum(-own, 0.0, out=out[:, :hs])
+    # every card played this hand, [trick, relative seat]: one-hot rows times percentiles (exact:
+    # one term of each sum is the percentile, the others are zeros)
+    values = (obs[:, span["played"]].reshape(B, hs * n, D) @ pct[:, :, None])[:, :, 0]
     out[:, hs:hs + hs * n] = values
     # the trick in progress (index = tricks finished) and each side's best card in it
-    o = enc.offset["trick_winner"]
-    finished = obs[:, o:o + hs * (n + 1)].sum(1).round().astype(np.int64)
-    current = values.reshape(B, hs, n)[rows, np.minimum(finished, hs - 1)]
+    finished = obs[:, span["trick_winner"]].sum(1).round().astype(np.int64)
+    current = values.reshape(B, hs, n)[np.arange(B), np.minimum(finished, hs - 1)]
     current[finished >= hs] = 0.0
-    mine = np.array([rules.side(r) == rules.side(0) for r in range(n)])
-    out[:, -2] = np.where(mine, current, 0.0).max(1)
-    out[:, -1] = np.where(~mine, current, 0.0).max(1)
+    out[:, -2] = current[:, mine].max(1)
+    out[:, -1] = current[:, ~mine].max(1)
     return out
 
 
