@@ -172,13 +172,19 @@ def seed_streams(rng, seed):
         rng[b] = x
 
 
+@njit(cache=True, inline="always")
+def _wrap(x, n):
+    """x mod n for n = 2 or 4 players (a power of two: kernel_supports): a mask, not a division."""
+    return x & (n - 1)
+
+
 # ---------------------------------------------------------------------------- hand set-up
 @njit(cache=True, inline="always")
 def _deal(b, g, p, hands, deck, start):
     n, hs = p[P_N], p[P_HS]
     d = g[b, F_DEALER]
     for k in range(hs * n):
-        hands[b, (d + 1 + k) % n, k // n] = deck[b, start + k]
+        hands[b, _wrap(d + 1 + k, n), k // n] = deck[b, start + k]
     g[b, F_DRAWN] = start + hs * n
 
 
@@ -192,7 +198,7 @@ def _to_turn(b, g, seat):
 def _open_signal_round(b, g, p, sigq, first):
     n = p[P_N]
     for k in range(n):
-        sigq[b, k] = (first + k) % n
+        sigq[b, k] = _wrap(first + k, n)
     g[b, F_SIGQ_POS] = 0
     g[b, F_SIGQ_LEN] = n
     g[b, F_PHASE] = PH_SIGNAL
@@ -210,8 +216,8 @@ def _begin_play(b, g, p, sigq):
 def _after_deal(b, g, p, sigq):
     n = p[P_N]
     d = g[b, F_DEALER]
-    g[b, F_LEADER] = (d + 1) % n
-    g[b, F_TURN] = (d + 1) % n
+    g[b, F_LEADER] = _wrap(d + 1, n)
+    g[b, F_TURN] = _wrap(d + 1, n)
     if p[P_ELEVEN] and not g[b, F_REDEAL_USED]:
         at0 = g[b, F_SCORE] >= p[P_ELEVEN_SCORE]
         at1 = g[b, F_SCORE + 1] >= p[P_ELEVEN_SCORE]
@@ -220,7 +226,7 @@ def _after_deal(b, g, p, sigq):
         elif at0 or at1:
             side_at = 0 if at0 else 1
             for k in range(n):
-                s = (d + 1 + k) % n
+                s = _wrap(d + 1 + k, n)
                 if s % 2 == side_at:
                     g[b, F_ELEVEN_SEAT] = s
                     break
@@ -376,7 +382,7 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
         go_on = winner < 0
         if not go_on:
             for j in range(k + 1, n):
-                if ((leader + j) % n) % 2 != winner % 2:
+                if _wrap(leader + j, n) % 2 != winner % 2:
                     go_on = True
                     break
         if not go_on:
@@ -386,7 +392,7 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
             twin[b, t] = -2
             tlead[b, t] = -1
         if go_on:
-            _to_turn(b, g, (seat + 1) % n)
+            _to_turn(b, g, _wrap(seat + 1, n))
             return False
     twin[b, t] = winner
     tlead[b, t] = leader
@@ -417,7 +423,7 @@ def _open_call(b, g, p, callq, kind, caller, level):
     g[b, F_CALL_LEVEL] = level
     m = 0
     for k in range(1, n):  # the opponents, in play order after the caller
-        s = (caller + k) % n
+        s = _wrap(caller + k, n)
         if s % 2 != caller % 2:
             callq[b, m] = s
             m += 1
@@ -528,7 +534,7 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
     if ph == PH_SIGNAL:
         k = g[b, F_NSIG]
         if k < sigs.shape[1]:
-            seen = (1 << seat) | (1 << ((seat + 2) % n))
+            seen = (1 << seat) | (1 << _wrap(seat + 2, n))
             if p[P_SIG_PUBLIC]:
                 seen = (1 << n) - 1
             sigs[b, k, 0] = seat
@@ -579,7 +585,7 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
         if p[P_FOLD]:
             mask[b, p[P_A_FOLD]] = 1
         if p[P_REDEAL] and not g[b, F_REDEAL_USED] and not g[b, F_PLAY_STARTED] \
-                and seat == (g[b, F_DEALER] + 1) % p[P_N] and p[P_D] - g[b, F_DRAWN] >= hs * p[P_N]:
+                and seat == _wrap(g[b, F_DEALER] + 1, p[P_N]) and p[P_D] - g[b, F_DRAWN] >= hs * p[P_N]:
             mask[b, p[P_A_REDEAL]] = 1
     elif ph == PH_ANSWER:
         mask[b, p[P_A_ACCEPT]] = 1
@@ -630,14 +636,14 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
         for i in range(hs):
             o[p[P_O_FIRST_HAND] + old_hands[b, seat, i]] = 1.0
     if p[P_PARTNER_HAND] and g[b, F_ELEVEN_SEAT] >= 0 and g[b, F_ELEVEN_SEAT] % 2 == seat % 2:
-        partner = (seat + 2) % 4
+        partner = _wrap(seat + 2, 4)
         for i in range(hs):
             c = hands[b, partner, i]
             if c >= 0:
                 o[p[P_O_PARTNER_HAND] + c] = 1.0
     op = p[P_O_PLAYED]
     for s in range(n):
-        r = (s - seat) % n
+        r = _wrap(s - seat, n)
         for t in range(hs):
             c = played[b, s, t]
             if c >= 0:
@@ -645,10 +651,10 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
     tricks = g[b, F_TRICKS]
     for t in range(tricks):
         w = twin[b, t]
-        o[p[P_O_TRICK_WINNER] + t * (n + 1) + ((w - seat) % n if w >= 0 else n)] = 1.0
-        o[p[P_O_TRICK_LEADER] + t * n + (tlead[b, t] - seat) % n] = 1.0
+        o[p[P_O_TRICK_WINNER] + t * (n + 1) + (_wrap(w - seat, n) if w >= 0 else n)] = 1.0
+        o[p[P_O_TRICK_LEADER] + t * n + _wrap(tlead[b, t] - seat, n)] = 1.0
     if tricks < hs:
-        o[p[P_O_TRICK_LEADER] + tricks * n + (g[b, F_LEADER] - seat) % n] = 1.0
+        o[p[P_O_TRICK_LEADER] + tricks * n + _wrap(g[b, F_LEADER] - seat, n)] = 1.0
     for r in range(n):
         o[p[P_O_ACTIVE] + r] = 1.0
     o[p[P_O_STAKE] + g[b, F_LEVEL]] = 1.0
@@ -665,7 +671,7 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
     kind = g[b, F_CALL_KIND]
     if kind > 0:
         o[p[P_O_CALL] + (0 if kind == K_RAISE else (1 if kind == K_ALL_IN else 2))] = 1.0
-        o[p[P_O_CALL_CALLER] + (g[b, F_CALL_CALLER] - seat) % n] = 1.0
+        o[p[P_O_CALL_CALLER] + _wrap(g[b, F_CALL_CALLER] - seat, n)] = 1.0
         if kind == K_RAISE:
             o[p[P_O_CALL_LEVEL] + g[b, F_CALL_LEVEL]] = 1.0
     v = g[b, F_VIRA]
@@ -683,14 +689,14 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
         x = g[b, F_HP + sd]
         if x:
             o[p[P_O_HAND_POINTS] + r] = min(np.float32(x) / target, np.float32(1.0))
-    o[p[P_O_DEALER] + (g[b, F_DEALER] - seat) % n] = 1.0
+    o[p[P_O_DEALER] + _wrap(g[b, F_DEALER] - seat, n)] = 1.0
     if p[P_O_SIGNALS] >= 0:
         w = p[P_SIG_WIDTH]
         ntok = p[P_NTOK]
         for i in range(min(g[b, F_NSIG], p[P_SIG_SLOTS])):
             base = p[P_O_SIGNALS] + i * w
             o[base] = 1.0
-            o[base + 1 + (sigs[b, i, 0] - seat) % n] = 1.0
+            o[base + 1 + _wrap(sigs[b, i, 0] - seat, n)] = 1.0
             tok = sigs[b, i, 1] if (sigs[b, i, 3] >> seat) & 1 else ntok
             o[base + 1 + n + tok] = 1.0
             o[base + 2 + n + ntok + min(sigs[b, i, 2], hs - 1)] = 1.0
@@ -733,7 +739,7 @@ def _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng
                 done[b] = True
                 _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
             else:
-                g[b, F_DEALER] = (g[b, F_DEALER] + 1) % p[P_N]
+                g[b, F_DEALER] = _wrap(g[b, F_DEALER] + 1, p[P_N])
                 _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
     seat_out[b] = actor_of(b, g, callq, sigq)
     if obs.shape[1] > 0:
@@ -769,17 +775,28 @@ def reset_batch(which, g, p, ladder, strength, decided, manilha, sigtrue, rng, c
 @njit(cache=True, **NO_REFCOUNT)
 def random_legal(mask, rng, out):
     """A uniformly random legal action per row of ``mask`` (for benchmarks and random opponents)."""
+    A = mask.shape[1]
     for b in range(mask.shape[0]):
         k = 0
-        for a in range(mask.shape[1]):
-            k += mask[b, a]
+        for a in range(A):
+            k += mask[b, a] != 0
         if k == 0:
             out[b] = -1
             continue
         j = _rand(rng, b, k)
-        for a in range(mask.shape[1]):
-            if mask[b, a]:
-                if j == 0:
-                    out[b] = a
-                    break
-                j -= 1
+        for a in range(A):  # the j-th legal action; one branch taken, instead of one per legal action
+            j -= mask[b, a] != 0
+            if j < 0:
+                out[b] = a
+                break
+
+
+@njit(cache=True, **NO_REFCOUNT)
+def first_illegal(actions, mask):
+    """The first game whose action is neither negative (wait) nor legal in ``mask``, or -1."""
+    A = mask.shape[1]
+    for b in range(actions.shape[0]):
+        a = actions[b]
+        if a >= 0 and (a >= A or mask[b, a] == 0):
+            return b
+    return -1

@@ -197,13 +197,8 @@ class VectorEnv:
         return self._impl.scores()
 
     def _check(self, actions: np.ndarray) -> None:
-        live = actions >= 0
-        if not live.any():
-            return
-        idx = np.flatnonzero(live)
-        a = actions[idx]
-        if (a >= self.n_actions).any() or not self._mask[idx, a].all():
-            bad = idx[(a >= self.n_actions) | (self._mask[idx, np.minimum(a, self.n_actions - 1)] == 0)][0]
+        bad = self._impl.first_illegal(actions)
+        if bad >= 0:
             legal = np.flatnonzero(self._mask[bad])
             raise TrucError(
                 f"game {bad}: seat {self._seat[bad]} cannot take action {actions[bad]}; legal: "
@@ -324,6 +319,11 @@ class _KernelImpl:
             self.pool = ThreadPoolExecutor(threads)
             edges = np.linspace(0, B, threads + 1).astype(int)
             self.slices = list(zip(edges[:-1], edges[1:]))
+        # the step's arguments after the actions: fixed buffers, so the per-thread slices are made once
+        self._args = (*self._state(), venv._obs, venv._mask, venv._rew, venv._done, venv._seat)
+        shared = {1, 2, 3, 4, 5, 6}  # params and tables: the same for every slice
+        self._parts = [tuple(x if i in shared else x[lo:hi] for i, x in enumerate(self._args))
+                       for lo, hi in (self.slices if self.pool else ())]
 
     def _state(self):
         return (self.g, self.p, self.ladder, self.strength, self.decided, self.manilha, self.sigtrue, self.rng,
@@ -342,15 +342,16 @@ class _KernelImpl:
         v._done[:] = False
 
     def step(self, actions):
-        v = self.v
-        args = (actions, *self._state(), v._obs, v._mask, v._rew, v._done, v._seat)
         if self.pool is None:
-            self.K.step_serial(*args)
+            self.K.step_serial(actions, *self._args)
             return
-        shared = {2, 3, 4, 5, 6, 7}  # params and tables: the same for every slice
-        parts = [tuple(x if i in shared else x[lo:hi] for i, x in enumerate(args)) for lo, hi in self.slices]
-        for f in [self.pool.submit(self.K.step_serial, *part) for part in parts]:
+        futures = [self.pool.submit(self.K.step_serial, actions[lo:hi], *part)
+                   for (lo, hi), part in zip(self.slices, self._parts)]
+        for f in futures:
             f.result()
+
+    def first_illegal(self, actions):
+        return self.K.first_illegal(actions, self.v._mask)
 
     def random_actions(self, mask):
         self.K.random_legal(mask, self.act_rng, self._rand_out)
@@ -447,6 +448,13 @@ class _LoopImpl:
                 v._done[b] = True
                 self._new_episode(b)
             self._observe(b)
+
+    def first_illegal(self, actions):
+        mask = self.v._mask
+        live = np.flatnonzero(actions >= 0)
+        a = actions[live]
+        bad = (a >= mask.shape[1]) | (mask[live, np.minimum(a, mask.shape[1] - 1)] == 0)
+        return int(live[bad][0]) if bad.any() else -1
 
     def random_actions(self, mask):
         out = np.full(mask.shape[0], -1, np.int32)
