@@ -172,7 +172,7 @@ def test_senas_truthful_signals_match_engine():
 def test_threads_give_the_same_games():
     """Slices of the batch on threads: each game has its own random stream, so nothing changes."""
     runs = []
-    for threads in (1, 2):
+    for threads in (1, 2, 3):  # 3: uneven slices
         v = VectorEnv("le_truc", 64, seed=5, threads=threads)
         v.reset()
         trace = []
@@ -180,9 +180,10 @@ def test_threads_give_the_same_games():
             st = v.step(v.random_actions())
             trace.append((st.obs.copy(), st.mask.copy(), st.reward.copy(), st.done.copy()))
         runs.append(trace)
-    for a, b in zip(*runs):
-        for x, y in zip(a, b):
-            assert np.array_equal(x, y)
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other):
+            for x, y in zip(a, b):
+                assert np.array_equal(x, y)
 
 
 def test_same_seed_same_games_and_batch_size_independent():

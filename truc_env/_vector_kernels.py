@@ -772,7 +772,7 @@ def reset_batch(which, g, p, ladder, strength, decided, manilha, sigtrue, rng, c
         write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
 
 
-@njit(cache=True, **NO_REFCOUNT)
+@njit(cache=True, nogil=True, **NO_REFCOUNT)
 def random_legal(mask, rng, out):
     """A uniformly random legal action per row of ``mask`` (for benchmarks and random opponents)."""
     A = mask.shape[1]

@@ -316,7 +316,7 @@ class _KernelImpl:
         if threads > 1:  # the kernel releases the GIL: slices of the batch run on threads
             from concurrent.futures import ThreadPoolExecutor
 
-            self.pool = ThreadPoolExecutor(threads)
+            self.pool = ThreadPoolExecutor(threads - 1)
             edges = np.linspace(0, B, threads + 1).astype(int)
             self.slices = list(zip(edges[:-1], edges[1:]))
         # the step's arguments after the actions: fixed buffers, so the per-thread slices are made once
@@ -341,21 +341,29 @@ class _KernelImpl:
         v._rew[:] = 0.0
         v._done[:] = False
 
+    def _on_threads(self, kernel, parts):
+        futures = [self.pool.submit(kernel, *part) for part in parts[1:]]
+        kernel(*parts[0])  # the calling thread steps the first slice: one hand-off fewer
+        for f in futures:
+            f.result()
+
     def step(self, actions):
         if self.pool is None:
             self.K.step_serial(actions, *self._args)
-            return
-        futures = [self.pool.submit(self.K.step_serial, actions[lo:hi], *part)
-                   for (lo, hi), part in zip(self.slices, self._parts)]
-        for f in futures:
-            f.result()
+        else:
+            self._on_threads(self.K.step_serial, [(actions[lo:hi], *part)
+                                                  for (lo, hi), part in zip(self.slices, self._parts)])
 
     def first_illegal(self, actions):
         return self.K.first_illegal(actions, self.v._mask)
 
     def random_actions(self, mask):
-        self.K.random_legal(mask, self.act_rng, self._rand_out)
-        return self._rand_out
+        out, rng = self._rand_out, self.act_rng
+        if self.pool is None or mask.shape[0] != len(out):
+            self.K.random_legal(mask, rng, out)
+        else:  # per-game streams: the same actions whatever the threads
+            self._on_threads(self.K.random_legal, [(mask[lo:hi], rng[lo:hi], out[lo:hi]) for lo, hi in self.slices])
+        return out
 
     def deck(self):
         return self._deck
