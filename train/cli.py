@@ -127,7 +127,8 @@ def cmd_exploitability(args) -> None:
     rules = make_rules(args.variant, **options)
     agent = make_agent(args.agent, rules, seed=args.seed)
     result = policy_exploitability(agent, rules, dealer=args.dealer, abstraction=args.abstraction,
-                                   first_hands=args.first_hands, seed=args.seed, progress=not args.quiet,
+                                   first_hands=args.first_hands, suits=args.suits, seed=args.seed,
+                                   progress=not args.quiet,
                                    keep=args.check_hands > 0)
     parts = result.pop("parts", None)
     result["agent"] = args.agent
@@ -217,6 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--abstraction", choices=["strength", "none"], default="strength")
     ex.add_argument("--first-hands", type=int, default=4,
                     help="first hands sampled per seat for the play after a redeal (averaged)")
+    ex.add_argument("--suits", type=int, default=1,
+                    help="1: one canonical suit assignment; k > 1: average over k random suit relabellings")
     ex.add_argument("--check-hands", type=int, default=0,
                     help="self-play hands on which to measure the projection error (0: skip)")
     ex.add_argument("--seed", type=int, default=0)

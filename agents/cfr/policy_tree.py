@@ -102,6 +102,24 @@ class _Cards:
         return cls(members, index, card_class)
 
 
+def suit_permutations(ab, rules: Rules, k: int, seed: int = 0) -> list[np.ndarray]:
+    """``k`` permutations of the deck indices, each within every class (a relabelling of suits that
+    changes nothing in the game); ``k == 1``: the identity alone (the canonical assignment)."""
+    cards = _Cards.of(ab, rules)
+    n = len(cards.card_class)
+    if k <= 1:
+        return [np.arange(n)]
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(k):
+        perm = np.arange(n)
+        for c in range(len(cards.members)):
+            idx = cards.index[c][cards.index[c] >= 0]
+            perm[idx] = rng.permutation(idx)
+        out.append(perm)
+    return out
+
+
 def _parents(tree: PublicTree) -> tuple[np.ndarray, np.ndarray]:
     parent = np.full(tree.n_nodes, -1, dtype=np.int64)
     edge = np.full(tree.n_nodes, -1, dtype=np.int64)
@@ -132,19 +150,21 @@ def _deal(state: State, hands: list[list[int]]) -> None:
 
 
 def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: tuple, first_hand=None,
-                  rng: np.random.Generator | None = None) -> State | None:
+                  perm: np.ndarray | None = None) -> State | None:
     """A real engine state at an information set: public ``path`` ((actor, label) pairs), ``actor``'s
     dealt hand (class tuple), and with ``first_hand`` (class tuple) the hand after an accepted redeal
     in which ``actor`` was first dealt that.
 
-    Cards follow the canonical assignment (module docstring); with ``rng`` the cards of each class are
-    permuted and the actor's dealt order shuffled instead (to measure the projection). None where the
+    Cards follow the canonical assignment (module docstring), mapped through ``perm`` (a permutation of
+    deck indices within each class, see :func:`suit_permutations`) when given. None where the
     engine cannot realise it (the hand holds a card the opponent played; a first hand too).
     """
     members = [list(m) for m in _Cards.of(ab, rules).members]
-    if rng is not None:
-        for m in members:
-            rng.shuffle(m)
+    if perm is not None:
+        from truc_env.actions import layout_of
+
+        L = layout_of(rules)
+        members = [[L.deck[perm[L.card_index[c]]] for c in m] for m in members]
     used = [0] * len(members)
     played: list[list[int]] = [[], []]
     cards = []
@@ -161,12 +181,7 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
         need[ab.card_class[card]] -= 1
     if min(need) < 0 or any(used[c] + k > len(members[c]) for c, k in enumerate(need)):
         return None
-    rest = [x for c, k in enumerate(need) for x in members[c][used[c]:used[c] + k]]
-    if rng is not None:
-        rng.shuffle(rest)
-    own = played[actor] + rest
-    if rng is not None:
-        own = [own[i] for i in rng.permutation(len(own))]
+    own = played[actor] + [x for c, k in enumerate(need) for x in members[c][used[c]:used[c] + k]]
     taken = set(own) | set(played[1 - actor])
     first = None
     if first_hand is not None:
@@ -211,12 +226,14 @@ def _slot_probs(tree: PublicTree, solver: PublicTreeSolver, node: int, j: int, p
 
 
 def tabulate_agent(tree: PublicTree, solver: PublicTreeSolver, fn, rules: Rules | None = None,
-                   first_hands=None, progress: bool = False) -> np.ndarray:
+                   first_hands=None, perms=None, progress: bool = False) -> np.ndarray:
     """The table (one probability per solver slot) of ``fn`` (see :func:`probability_function`),
     asked at a real engine state per information set: any agent, small games.
 
     ``rules``: the Rules of the engine states (the tree's, or with a redeal for the hand after one);
-    ``first_hands``: for that hand, a list of samples, each a class hand per seat (averaged).
+    ``first_hands``: for that hand, a list of samples, each a class hand per seat; ``perms``: suit
+    relabellings (:func:`suit_permutations`). Pass ``i`` uses sample ``i`` of each (cycling); the
+    passes are averaged.
     """
     from tqdm import tqdm
 
@@ -227,21 +244,24 @@ def tabulate_agent(tree: PublicTree, solver: PublicTreeSolver, fn, rules: Rules 
     parents = _parents(tree)
     sigma = np.zeros(solver.n_slots)
     samples = first_hands if first_hands is not None else [None]
+    perms = perms if perms is not None else [None]
+    passes = max(len(samples), len(perms))
     for node in tqdm(range(tree.n_nodes), desc="policy", unit="node", disable=not progress, mininterval=5):
         q = int(tree.actor[node])
         path = node_path(tree, node, parents)
         for j, h in enumerate(tree.hand_set(tree.hs[node, q])):
             hand = ab.hands[int(h)]
-            for first in samples:
+            for i in range(passes):
+                first, perm = samples[i % len(samples)], perms[i % len(perms)]
                 st = infoset_state(rules, ab, tree.dealer, tree.score, path, q, hand,
-                                   None if first is None else first[q])
+                                   None if first is None else first[q], perm)
                 if st is None:  # unreachable: uniform
                     probs, held = np.zeros(L.size), []
                 else:
                     probs = _ask(fn, st, q)
                     held = [L.card_index[c] for c in st.held(q)]
                 a, p = _slot_probs(tree, solver, node, j, probs, held, cards.card_class, L.play)
-                sigma[a:a + len(p)] += p / len(samples)
+                sigma[a:a + len(p)] += p / passes
     return sigma
 
 
@@ -320,12 +340,14 @@ def _root_state(rules: Rules, dealer: int, score, after_redeal: bool) -> State:
 
 
 def tabulate_ppo(tree: PublicTree, solver: PublicTreeSolver, net, features: str, rules: Rules | None = None,
-                 first_hands=None, chunk_nodes: int = 4096, progress: bool = False) -> np.ndarray:
+                 first_hands=None, perms=None, chunk_nodes: int = 4096, progress: bool = False) -> np.ndarray:
     """The table of a PPO network (canonical projection), batched: one engine state per public node.
 
     The input of each (node, hand) row is the node's observation with the hand-dependent sections
     (own cards, dealt slots, own card strengths, first hand) written in directly; the test suite
-    checks it against :func:`tabulate_agent`, which encodes real states.
+    checks it against :func:`tabulate_agent`, which encodes real states. A suit relabelling
+    (``perms``) permutes the card columns of the input (own, first-hand and played cards, the history's
+    card plays) and of the mask: the same as encoding the relabelled state.
     """
     import torch
     from tqdm import tqdm
@@ -361,6 +383,22 @@ def tabulate_ppo(tree: PublicTree, solver: PublicTreeSolver, net, features: str,
                     for t in range(k):
                         bits[q, cards.index[c, len(cards.members[c]) - 1 - t]] = 1.0
         first_bits.append(bits)
+    perms = perms if perms is not None else [np.arange(D)]
+    blocks = [o_hand] + ([o_first] if o_first >= 0 else [])
+    o_played = enc.offset["played"]
+    blocks += [o_played + k * D for k in range(hs * rules.players)]
+    if features == "info_state":
+        width = enc.history_width
+        blocks += [enc.size + i * width + rules.players + L.play for i in range(enc.history_len)]
+    columns, mask_columns = [], []
+    for perm in perms:
+        src, msrc = np.arange(F), np.arange(A)
+        for o in blocks:
+            src[o + perm] = o + np.arange(D)
+        msrc[L.play + perm] = L.play + np.arange(D)
+        columns.append(None if np.array_equal(perm, np.arange(D)) else src)
+        mask_columns.append(msrc)
+    passes = max(len(first_bits), len(perms))
     set_size = np.diff(tree.hs_off)
     sigma = np.zeros(solver.n_slots)
     torch.set_num_threads(1)
@@ -383,15 +421,17 @@ def tabulate_ppo(tree: PublicTree, solver: PublicTreeSolver, net, features: str,
         _fill_rows(buf_base[:nb], buf_set[:nb], buf_used[:nb], buf_own[:nb], tree.hs_off, tree.hs_hands, hand_counts,
                    cards.index, pct, buf_nonplay[:nb], L.play, o_hand, o_strength, hs, X, M, row_node, row_hand)
         seat = tree.actor[buf_node[:nb]][row_node].astype(np.int64)
-        for bits in first_bits:
+        for i in range(passes):
             if o_first >= 0:
-                X[:, o_first:o_first + D] = bits[seat]
+                X[:, o_first:o_first + D] = first_bits[i % len(first_bits)][seat]
+            src = columns[i % len(perms)]
+            Xi, Mi = (X, M) if src is None else (X[:, src], M[:, mask_columns[i % len(perms)]])
             with torch.no_grad():
-                logits = net.actor(torch.from_numpy(X)).double()
-                logits = logits.masked_fill(~torch.from_numpy(M), float("-inf"))
+                logits = net.actor(torch.from_numpy(Xi)).double()
+                logits = logits.masked_fill(~torch.from_numpy(Mi), float("-inf"))
                 P = torch.softmax(logits, -1).numpy()
             _scatter(P, row_node, row_hand, buf_node[:nb], solver.iset_off, solver.iset_start, solver.slot_k,
-                     tree.act_start, tree.label, act_class, C, 1.0 / len(first_bits), sigma)
+                     tree.act_start, tree.label, act_class, C, 1.0 / passes, sigma)
 
     bar = tqdm(total=tree.n_nodes, desc="policy", unit="node", disable=not progress, mininterval=5)
     zero = (0,) * C
@@ -486,20 +526,23 @@ def first_hand_samples(rules: Rules, ab, fn, dealer: int, score, k: int, seed: i
     return samples, step
 
 
-def _tabulate(tree, solver, agent, fn, rules, first_hands, progress):
+def _tabulate(tree, solver, agent, fn, rules, first_hands, suits, seed, progress):
+    perms = suit_permutations(tree.abstraction, rules, suits, seed)
     net = getattr(agent, "net", None)
     if net is not None and hasattr(agent, "features"):
-        return tabulate_ppo(tree, solver, net, agent.features, rules, first_hands, progress=progress)
-    return tabulate_agent(tree, solver, fn, rules, first_hands, progress)
+        return tabulate_ppo(tree, solver, net, agent.features, rules, first_hands, perms, progress=progress)
+    return tabulate_agent(tree, solver, fn, rules, first_hands, perms, progress)
 
 
 def policy_exploitability(agent, rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "strength",
-                          first_hands: int = 4, seed: int = 0, progress: bool = False, log=None,
+                          first_hands: int = 4, suits: int = 1, seed: int = 0, progress: bool = False, log=None,
                           keep: bool = False) -> dict:
     """Exact exploitability (points per hand, OpenSpiel's definition) of an agent's policy on the
     public tree, with the redeal treated as in ``docs/cfr.md`` (module docstring).
 
-    ``keep``: also return the trees, solvers and tables under ``"parts"`` (for measurements).
+    ``suits``: 1 = the canonical assignment of suits; k > 1 = the mean over k random relabellings of
+    the suits (:func:`suit_permutations`, the same k for the whole tree), an estimate of the policy
+    made suit-blind. ``keep``: also return the trees, solvers and tables under ``"parts"``.
     """
     why = unsupported_reason(rules, score)
     if why:
@@ -507,7 +550,8 @@ def policy_exploitability(agent, rules: Rules, dealer: int = 0, score=(0, 0), ab
     fn = probability_function(agent)
     say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     out: dict = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key,
-                 "dealer": dealer, "score": list(score), "abstraction": abstraction}
+                 "dealer": dealer, "score": list(score), "abstraction": abstraction, "suits": suits,
+                 "first_hand_samples": first_hands if rules.redeal else None, "seed": seed}
     parts = {}
     t_start, cpu_start = time.time(), time.process_time()
     redeal_br, redeal_value = (0.0, 0.0), 0.0
@@ -521,7 +565,7 @@ def policy_exploitability(agent, rules: Rules, dealer: int = 0, score=(0, 0), ab
             + "; ".join(f"seat {q}: " + ", ".join(" ".join(ab.names[c] for c in s[q]) for s in samples) for q in range(2)))
         solver = PublicTreeSolver(tree, dtype="float32")
         t1 = time.time()
-        sigma = _tabulate(tree, solver, agent, fn, rules, samples, progress)
+        sigma = _tabulate(tree, solver, agent, fn, rules, samples, suits, seed, progress)
         t2 = time.time()
         ev = best_response_values(solver, sigma)
         out["cont"] = {**ev, **tree.size(), "first_hands": [[list(s[0]), list(s[1])] for s in samples],
@@ -539,7 +583,7 @@ def policy_exploitability(agent, rules: Rules, dealer: int = 0, score=(0, 0), ab
     say(f"[main] tree {tree.n_nodes:,} public nodes built in {time.time() - t0:.0f}s")
     solver = PublicTreeSolver(tree, dtype="float32")
     t1 = time.time()
-    sigma = _tabulate(tree, solver, agent, fn, rules, None, progress)
+    sigma = _tabulate(tree, solver, agent, fn, rules, None, suits, seed, progress)
     t2 = time.time()
     ev = best_response_values(solver, sigma, redeal_br, redeal_value)
     out["main"] = {**ev, **tree.size(), "build_seconds": t1 - t0, "policy_seconds": t2 - t1,
