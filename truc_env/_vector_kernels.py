@@ -773,22 +773,17 @@ def reset_batch(which, g, p, ladder, strength, decided, manilha, sigtrue, rng, c
 
 
 @njit(cache=True, nogil=True, **NO_REFCOUNT)
-def random_legal(mask, rng, out):
-    """A uniformly random legal action per row of ``mask`` (for benchmarks and random opponents)."""
-    A = mask.shape[1]
+def random_legal(mask, rng, out, legal):
+    """A uniformly random legal action per row of ``mask`` (for benchmarks and random opponents).
+
+    ``legal`` is scratch space for one row's legal actions: one pass without a branch collects them.
+    """
     for b in range(mask.shape[0]):
         k = 0
-        for a in range(A):
+        for a in range(mask.shape[1]):
+            legal[k] = a
             k += mask[b, a] != 0
-        if k == 0:
-            out[b] = -1
-            continue
-        j = _rand(rng, b, k)
-        for a in range(A):  # the j-th legal action; one branch taken, instead of one per legal action
-            j -= mask[b, a] != 0
-            if j < 0:
-                out[b] = a
-                break
+        out[b] = legal[_rand(rng, b, k)] if k else -1
 
 
 @njit(cache=True, **NO_REFCOUNT)

@@ -313,6 +313,7 @@ class _KernelImpl:
         self._rand_out = np.zeros(B, np.int32)
         threads = venv.threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
         self.pool = None
+        self.slices = [(0, B)]
         if threads > 1:  # the kernel releases the GIL: slices of the batch run on threads
             from concurrent.futures import ThreadPoolExecutor
 
@@ -359,10 +360,12 @@ class _KernelImpl:
 
     def random_actions(self, mask):
         out, rng = self._rand_out, self.act_rng
+        legal = np.empty((len(self.slices), mask.shape[1]), np.int32)  # scratch: one row per thread
         if self.pool is None or mask.shape[0] != len(out):
-            self.K.random_legal(mask, rng, out)
+            self.K.random_legal(mask, rng, out, legal[0])
         else:  # per-game streams: the same actions whatever the threads
-            self._on_threads(self.K.random_legal, [(mask[lo:hi], rng[lo:hi], out[lo:hi]) for lo, hi in self.slices])
+            self._on_threads(self.K.random_legal, [(mask[lo:hi], rng[lo:hi], out[lo:hi], legal[i])
+                                                   for i, (lo, hi) in enumerate(self.slices)])
         return out
 
     def deck(self):
