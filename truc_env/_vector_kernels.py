@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.core.cpu import CPUTargetOptions
 
 # ---------------------------------------------------------------------------- parameters (p[P_*])
 P_N = 0  # players
@@ -130,11 +131,11 @@ K_RAISE = 1
 K_ALL_IN = 2
 K_REDEAL = 3
 
-# The entry kernels run without numba's reference counting (``_nrt=False``): they allocate nothing and
-# only borrow the caller's arrays. With it, every array handed to an inlined helper is an atomic
-# incref/decref that numba's refcount pruning cannot remove from this control flow: 3/4 of a step's
-# time went there (measured with perf; 4x slower, and two threads contend on the locked instructions).
-NO_REFCOUNT = {"_nrt": False}
+# The entry kernels run without numba's reference counting (``_nrt=False``, a numba target option): they
+# allocate nothing and only borrow the caller's arrays. With it, every array handed to an inlined helper
+# is an atomic incref/decref that numba's refcount pruning cannot remove from this control flow: 3/4 of a
+# step's time went there (measured with perf, numba 0.68). A numba without the option gets the slow path.
+NO_REFCOUNT = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)

@@ -26,9 +26,10 @@ indices, top first; only the cards a hand can draw are shuffled, the rest are th
 no order), so the same deals can be replayed through ``engine.py`` (``tests/test_vector.py`` does
 exactly that).
 
-Threads: the kernel releases the GIL; from ``PARALLEL_MIN_B`` games on (or with ``threads=k``)
-slices of the batch are stepped on one thread per core. Below that one thread is faster (and on a
-loaded machine a thread barrier can cost a whole time slice).
+Threads: the kernels release the GIL; from ``PARALLEL_MIN_B`` games on (or with ``threads=k``)
+slices of the batch are stepped (and ``random_actions`` drawn) on one thread per core, the calling
+thread taking the first slice. Below that one thread is faster (and on a loaded machine a thread
+barrier can cost a whole time slice).
 
 Backends (the ``backend`` attribute says which one runs):
 
