@@ -169,11 +169,12 @@ def test_senas_truthful_signals_match_engine():
     assert "signals" in out["events"]
 
 
-def test_threads_give_the_same_games():
-    """Slices of the batch on threads: each game has its own random stream, so nothing changes."""
+@pytest.mark.parametrize("num_envs", [64, 4096])  # 4096: more chunks than threads
+def test_threads_give_the_same_games(num_envs):
+    """Chunks of the batch on threads: each game has its own random stream, so nothing changes."""
     runs = []
-    for threads in (1, 2, 3):  # 3: uneven slices
-        v = VectorEnv("le_truc", 64, seed=5, threads=threads)
+    for threads in (1, 2, 3):  # 3: uneven chunks
+        v = VectorEnv("le_truc", num_envs, seed=5, threads=threads)
         v.reset()
         trace = []
         for _ in range(40):

@@ -45,7 +45,9 @@ Requires numba for the kernel; without it every variant uses the loop.
 
 from __future__ import annotations
 
+import itertools
 import os
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -61,6 +63,7 @@ REWARDS = ("points", "win")
 BACKENDS = ("auto", "numba", "loop")
 KERNEL_VARIANTS = ("le_truc", "put", "truco_paulista", "truco_mineiro")
 PARALLEL_MIN_B = 4096  # below this the serial kernel is faster
+CHUNK_MIN_B, CHUNKS_PER_THREAD = 1024, 2  # threads take chunks of the batch in turn (load balance)
 
 
 class VecStep(NamedTuple):
@@ -313,17 +316,19 @@ class _KernelImpl:
         self._deck = np.zeros((B, D), np.int32)
         self._rand_out = np.zeros(B, np.int32)
         threads = venv.threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
+        self.threads = threads
         self.pool = None
         self.slices = [(0, B)]
-        if threads > 1:  # the kernel releases the GIL: slices of the batch run on threads
+        if threads > 1:  # the kernels release the GIL: chunks of the batch run on threads
             from concurrent.futures import ThreadPoolExecutor
 
             self.pool = ThreadPoolExecutor(threads - 1)
-            edges = np.linspace(0, B, threads + 1).astype(int)
+            chunks = max(threads, min(B // CHUNK_MIN_B, CHUNKS_PER_THREAD * threads))
+            edges = np.linspace(0, B, chunks + 1).astype(int)
             self.slices = list(zip(edges[:-1], edges[1:]))
-        # the step's arguments after the actions: fixed buffers, so the per-thread slices are made once
+        # the step's arguments after the actions: fixed buffers, so the per-chunk slices are made once
         self._args = (*self._state(), venv._obs, venv._mask, venv._rew, venv._done, venv._seat)
-        shared = {1, 2, 3, 4, 5, 6}  # params and tables: the same for every slice
+        shared = {1, 2, 3, 4, 5, 6}  # params and tables: the same for every chunk
         self._parts = [tuple(x if i in shared else x[lo:hi] for i, x in enumerate(self._args))
                        for lo, hi in (self.slices if self.pool else ())]
 
@@ -344,10 +349,32 @@ class _KernelImpl:
         v._done[:] = False
 
     def _on_threads(self, kernel, parts):
-        futures = [self.pool.submit(kernel, *part) for part in parts[1:]]
-        kernel(*parts[0])  # the calling thread steps the first slice: one hand-off fewer
-        for f in futures:
-            f.result()
+        """``kernel(*part)`` for every part, taken in turn by the calling thread and the pool's.
+
+        Chunks are handed out one at a time, and the call waits for the chunks, not for the threads: a
+        pool thread that a loaded machine does not schedule in time finds nothing left to do, instead
+        of holding the step back by a whole time slice.
+        """
+        todo, n = itertools.count(), len(parts)
+        left, errors, lock, finished = [n], [], threading.Lock(), threading.Event()
+
+        def work():
+            while (i := next(todo)) < n:  # next() on a count is atomic under the GIL
+                try:
+                    kernel(*parts[i])
+                except BaseException as exc:  # re-raised by the calling thread
+                    errors.append(exc)
+                with lock:
+                    left[0] -= 1
+                    if left[0] == 0:
+                        finished.set()
+
+        for _ in range(self.threads - 1):
+            self.pool.submit(work)
+        work()
+        finished.wait()
+        if errors:
+            raise errors[0]
 
     def step(self, actions):
         if self.pool is None:
@@ -361,7 +388,7 @@ class _KernelImpl:
 
     def random_actions(self, mask):
         out, rng = self._rand_out, self.act_rng
-        legal = np.empty((len(self.slices), mask.shape[1]), np.int32)  # scratch: one row per thread
+        legal = np.empty((len(self.slices), mask.shape[1]), np.int32)  # scratch: one row per chunk
         if self.pool is None or mask.shape[0] != len(out):
             self.K.random_legal(mask, rng, out, legal[0])
         else:  # per-game streams: the same actions whatever the threads
