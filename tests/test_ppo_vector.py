@@ -156,9 +156,9 @@ def test_auto_uses_the_batched_engine_where_it_can_and_says_why_not():
     assert ppo.Collector(tiny_config("/nonexistent", rollout="engine"), rules, torch.device("cpu")).vector is None
 
 
-def _biased_net(rules, features="observation"):
+def _biased_net(rules, features="observation", seed=0):
     """A network that prefers the highest action ids: masking alone keeps it legal."""
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     net = PolicyNet(ppo.feature_size(rules, features), ppo.layout_of(rules).size, [16])
     with torch.no_grad():
         net.actor[-1].bias.copy_(torch.linspace(-200, 200, net.actor[-1].bias.numel()))
@@ -174,17 +174,21 @@ def test_mixed_rollout_plays_only_legal_actions_and_fills_one_buffer(variant, op
     assert col.path == "vector"
     net = _biased_net(rules, cfg.features)
     league = ppo.League(cfg)
-    league.add(0, net)
+    for k in range(3):  # several snapshots acting in one tick share one stacked forward
+        league.add(k, _biased_net(rules, cfg.features, seed=k))
     rng, gen = np.random.default_rng(1), torch.Generator().manual_seed(1)
     agent = col.agent("heuristic:honest")
 
     def pick(r):
         u = r.random()
-        return ("heuristic:honest", -1, agent) if u < 0.4 else (("self", -1, None) if u < 0.7 else ("pool:0", 0, None))
+        if u < 0.7:
+            return ("heuristic:honest", -1, agent) if u < 0.4 else ("self", -1, None)
+        k = int(r.integers(3))
+        return f"pool:{k}", k, None
 
     buf, episodes = col.rollout(net, league, rng, gen, pick, target_steps=600)
     labels = {label for label, _, _ in episodes}
-    assert labels == {"heuristic:honest", "self", "pool:0"}  # both paths played, into one buffer
+    assert labels == {"heuristic:honest", "self", "pool:0", "pool:1", "pool:2"}  # both paths, one buffer
     masks, actions = np.stack(buf.mask), np.array(buf.action)
     assert masks[np.arange(len(actions)), actions].all()
     assert (actions == masks.shape[1] - 1 - np.argmax(masks[:, ::-1], axis=1)).mean() > 0.9  # the bias was real
@@ -196,3 +200,17 @@ def test_tiny_vector_run_improves_against_random(tmp_path):
     """Self-play and the league only: every episode on the batched engine."""
     assert_tiny_run_improves_against_random(tmp_path, self_play_prob=0.5, fixed_opponents=[], fixed_prob=0.0,
                                             rollout="vector")
+
+
+def test_stacked_snapshots_give_each_snapshot_its_own_policy():
+    rules = make_rules("le_truc", **SMALL)
+    nets = [_biased_net(rules, seed=k) for k in range(3)]
+    for net in nets[1:]:  # different policies
+        with torch.no_grad():
+            net.actor[-1].bias.normal_()
+    layers = ppo.stack_actors([net.state_dict() for net in nets])
+    x = torch.randn(3, 5, ppo.feature_size(rules, "observation"))
+    got = ppo.stacked_actor_logits(layers, x)
+    with torch.no_grad():
+        for k, net in enumerate(nets):
+            assert torch.allclose(got[k], net.actor(x[k]), atol=1e-4)

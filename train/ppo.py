@@ -63,7 +63,7 @@ import truc_env
 from agents import make_agent
 from agents.ppo import FEATURES, PolicyNet, encode_state, feature_size, read_checkpoint, save_atomic
 from agents.ppo.checkpoint import FORMAT, VERSION
-from agents.ppo.network import encode_batch
+from agents.ppo.network import encode_batch, stack_actors, stacked_actor_logits
 from truc_env.actions import layout_of
 from truc_env.engine import State, sample_chance
 from truc_env.errors import TrucError
@@ -446,6 +446,7 @@ class Collector:
         self.n_actions = layout_of(rules).size
         self.fixed: dict[str, object] = {}
         self._snapshots: dict[int, tuple] = {}  # id(snapshot params) -> (params, network)
+        self._stacked: tuple = (None, None, None)  # (snapshot ids, stacked actor layers, their params)
         self.vector: VectorGames | None = None
         self.path, self.why = "engine", "rollout: engine"
         if cfg.rollout != "engine":
@@ -527,6 +528,27 @@ class Collector:
             action, logp, value = player.sample(x, m, generator=gen)
         return action.cpu().numpy(), logp.cpu().numpy(), value.cpu().numpy()
 
+    def snapshot_actions(self, league: League, ks: np.ndarray, obs: np.ndarray, masks: np.ndarray, gen) -> np.ndarray:
+        """Sampled actions of many snapshots at once (row i plays snapshot ``ks[i]``): the actor
+        layers of every snapshot stacked, and each snapshot's rows in one batched matrix product."""
+        key = tuple(id(snap["params"]) for snap in league.snapshots)
+        if self._stacked[0] != key:  # the league changes between rollouts only
+            params = [snap["params"] for snap in league.snapshots]
+            self._stacked = (key, stack_actors(params), params)  # params kept: their ids stay theirs
+        S, R = len(league.snapshots), len(ks)
+        order = np.argsort(ks, kind="stable")
+        counts = np.bincount(ks, minlength=S)
+        pos = np.empty(R, np.int64)  # row i is the pos[i]-th decision of snapshot ks[i]
+        pos[order] = np.arange(R) - (np.cumsum(counts) - counts)[ks[order]]
+        kt, pt = torch.as_tensor(ks, device=self.device), torch.as_tensor(pos, device=self.device)
+        x = torch.zeros((S, int(counts.max()), obs.shape[1]), device=self.device)
+        x[kt, pt] = torch.as_tensor(obs, device=self.device)
+        with torch.no_grad():
+            logits = stacked_actor_logits(self._stacked[1], x)[kt, pt]
+            m = torch.as_tensor(masks, device=self.device)
+            probs = torch.softmax(logits.masked_fill(~m, torch.finfo(logits.dtype).min), -1)
+            return torch.multinomial(probs, 1, generator=gen).squeeze(-1).cpu().numpy()
+
     def snapshot_net(self, net: PolicyNet, league: League, k: int) -> PolicyNet:
         """A network holding snapshot k's parameters, built once per snapshot (a functional call per
         batch costs more than the forward on small batches)."""
@@ -592,6 +614,14 @@ class Collector:
                 ctl = t.control[seat]
                 groups.setdefault(-1 if ctl == "learner" else ctl[1], []).append((i, seat))
             vgroups = vec.groups() if vec is not None else {}
+            pool = [k for k in vgroups if k >= 0]
+            if len(pool) > 1:  # several snapshots act on the batched engine: one stacked forward for all
+                idx = np.concatenate([vgroups.pop(k) for k in pool])
+                obs, masks = vec.inputs(idx)
+                ks = vec.pool[idx]
+                action = self.snapshot_actions(league, ks, obs, masks, gen)
+                assert masks[np.arange(len(idx)), action].all(), "masked sampling chose an illegal action"
+                vec.record(idx, obs, masks, action, None, None, None)
             for k in [*groups, *(k for k in vgroups if k not in groups)]:
                 items = groups.get(k, [])
                 obs = np.stack([encode_state(tables[i].state, s, cfg.features) for i, s in items]) if items else None

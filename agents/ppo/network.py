@@ -81,6 +81,22 @@ class PolicyNet(nn.Module):
         return action, logp_all.gather(-1, action.unsqueeze(-1)).squeeze(-1), self.value(x)
 
 
+def stack_actors(params: list[dict]) -> list[tuple]:
+    """The actor layers of several :class:`PolicyNet` parameter sets: ``[(weights (S, out, in), biases (S, out))]``."""
+    names = sorted({k.rsplit(".", 1)[0] for k in params[0] if k.startswith("actor.")}, key=lambda n: int(n.split(".")[1]))
+    return [(torch.stack([p[n + ".weight"] for p in params]), torch.stack([p[n + ".bias"] for p in params]))
+            for n in names]
+
+
+def stacked_actor_logits(layers: list[tuple], x: torch.Tensor) -> torch.Tensor:
+    """Unmasked actor logits of S networks at once: ``x`` (S, rows, inputs) -> (S, rows, actions)."""
+    for i, (w, b) in enumerate(layers):
+        x = torch.baddbmm(b.unsqueeze(1), x, w.transpose(1, 2))
+        if i < len(layers) - 1:
+            x = torch.tanh(x)  # the activation of _mlp
+    return x
+
+
 def feature_size(rules, features: str) -> int:
     enc = encoder_of(rules)
     if features == "info_state":
