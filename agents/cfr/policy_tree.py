@@ -11,8 +11,10 @@ at one *canonical* assignment: the cards played in the hand take the lowest free
 in order of play, the seat's unplayed cards the next ones, and a hand dealt before an accepted redeal
 the highest ones. The seat's dealt order (the observation's ``slots``) is canonical too: the cards it
 played, in play order, then the rest. A card play's probability is that of every card of the class
-in hand summed. :func:`projection_error` measures how far other assignments are from it. With
-``abstraction="none"`` every card is its own class and only the dealt order is projected.
+in hand summed. ``suits=k`` instead averages ``k`` random relabellings of the suits (the same for
+the whole tree): an estimate of the policy made suit-blind. :func:`projection_error` measures how far
+the raw agent is from the table along its own play. With ``abstraction="none"`` every card is its
+own class and only the dealt order is projected.
 
 **Redeal** (``docs/cfr.md``): the hand after an accepted redeal is a fresh redeal-free hand (the
 ``cont`` tree; card removal between the deals ignored). A seat's play there is the policy's play
