@@ -9,7 +9,8 @@ allows it; an episode against a fixed agent (heuristic, CFR: they read engine st
 :class:`~truc_env.engine.State` ("table") driven in Python, advanced through chance events and the
 fixed agent to the next decision of a network. At each tick the decisions of both kinds are grouped
 per network (the learner, or snapshot k), each group is one batched forward, the tables apply their
-actions and the batched engine takes one step (games of other slots wait with action -1). Both
+actions and the batched engine takes one step (games of other slots wait with action -1); on the
+batched engine the decisions of all snapshots acting in a tick share one stacked forward. Both
 kinds fill one buffer. One network plays every learning seat: the observation is relative to the
 acting seat, so seats and partners share parameters.
 
