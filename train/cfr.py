@@ -10,6 +10,11 @@ Rules with a redeal are solved in two steps (``docs/cfr.md``): first the redeal-
 continuation after an accepted redeal), whose equilibrium value then stands for an accepted redeal
 in the main hand; the strategy file holds both parts.
 
+Heads-up Truco Paulista is solved one vira at a time (:func:`run_vira`): the vira is public chance,
+so each distinct game after it (:func:`agents.cfr.tree.vira_subgames`) is a part of its own, and
+the whole hand's exploitability is the parts' weighted by the chance of their viras (curve part
+``whole``, at the iterations every part reached).
+
 Partnership variants (``le_truc_4p``, 4-player ``truco_paulista``) have no exact solver: with
 ``algorithm: es_mccfr`` or ``os_mccfr`` the run trains sampling MCCFR over a card abstraction
 (:mod:`agents.cfr.mccfr`) within an iteration, CPU-time and wall-time budget, checkpointing its
@@ -128,7 +133,7 @@ def plot_curve(rows: list[dict], path: str, title: str) -> None:
 
 
 def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool, rows: list, redeal_value=0.0,
-                log=print):
+                log=print, vira=None):
     """Build one public tree and run the solver until a stop rule fires; returns (tree, solver)."""
     from tqdm import tqdm
 
@@ -136,7 +141,7 @@ def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool,
     from agents.cfr.tree import build_tree
 
     t0 = time.time()
-    tree = build_tree(rules, dealer=cfg.dealer, score=tuple(cfg.score), abstraction=cfg.abstraction)
+    tree = build_tree(rules, dealer=cfg.dealer, score=tuple(cfg.score), abstraction=cfg.abstraction, vira=vira)
     log(f"[{part}] public tree: {tree.size()} built in {time.time() - t0:.1f}s")
     solver = PublicTreeSolver(tree, cfg.algorithm, cfg.alpha, cfg.beta, cfg.gamma, redeal_value, cfg.dtype)
     ckpt = os.path.join(cfg.out, f"checkpoint_{part}.npz")
@@ -186,12 +191,9 @@ def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
         raise TrucError(f"{cfg.variant}: the exact solver does not apply ({why})")
     os.makedirs(cfg.out, exist_ok=True)
     curve_csv = os.path.join(cfg.out, "curve.csv")
-    rows: list[dict] = []
-    if resume and os.path.exists(curve_csv):
-        with open(curve_csv) as f:
-            rows = [{k: (v if k == "part" else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
-        for r in rows:
-            r["iteration"] = int(r["iteration"])
+    rows = _read_curve(curve_csv) if resume else []
+    if rules.vira:
+        return run_vira(cfg, rules, resume, start, rows, log)
     parts = {}
     summary = {"config": asdict(cfg), "rules_key": rules.key}
     redeal_value = 0.0
@@ -238,18 +240,123 @@ def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
               "iterations": solver.iteration, "exploitability": ev["exploitability"], "value_seat0": ev["value"],
               "redeal_value": redeal_value if rules.redeal else None}
     save_strategy(os.path.join(cfg.out, "strategy.npz"), header, parts)
-    with open(curve_csv + ".tmp", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["part", "iteration", "seconds", "cpu_seconds", "elapsed", "exploitability",
-                                          "value", "br0", "br1"])
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(curve_csv + ".tmp", curve_csv)
-    if rows:
-        plot_curve(rows, os.path.join(cfg.out, "curve.png"),
-                   f"{cfg.variant} {json.dumps(cfg.options)} ({cfg.algorithm})")
+    _write_curve(cfg, curve_csv, rows, rows)
     atomic_write_text(os.path.join(cfg.out, "summary.json"), json.dumps(summary, indent=2, default=float))
     log(f"exploitability {ev['exploitability']:.5f} points/hand after {solver.iteration} iterations; "
         f"wall {summary['wall_seconds']:.0f}s; strategy: {os.path.join(cfg.out, 'strategy.npz')}")
+    return summary
+
+
+_CURVE_FIELDS = ["part", "iteration", "seconds", "cpu_seconds", "elapsed", "exploitability", "value", "br0", "br1"]
+
+
+def _read_curve(path: str) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        rows = [{k: (v if k == "part" else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
+    for r in rows:
+        r["iteration"] = int(r["iteration"])
+    return rows
+
+
+def _write_curve(cfg: CFRConfig, path: str, rows: list[dict], plotted: list[dict]) -> None:
+    with open(path + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=_CURVE_FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(path + ".tmp", path)
+    if plotted:
+        plot_curve(plotted, os.path.join(cfg.out, "curve.png"),
+                   f"{cfg.variant} {json.dumps(cfg.options)} ({cfg.algorithm})")
+
+
+def whole_game_rows(rows: list[dict], weights: dict) -> list[dict]:
+    """Part ``whole``: the vira parts' weighted sums at the iterations every part reached.
+
+    Best response conditions on the public vira, so the whole hand's BR values, value and
+    exploitability are the parts' weighted by the chance of their viras; solver seconds add up.
+    """
+    by_part: dict = {p: {r["iteration"]: r for r in rows if r["part"] == p} for p in weights}
+    common = sorted(set.intersection(*(set(v) for v in by_part.values()))) if by_part else []
+    out = []
+    for it in common:
+        row = {"part": "whole", "iteration": it}
+        for k in ("seconds", "cpu_seconds", "elapsed"):
+            row[k] = round(sum(by_part[p][it][k] for p in weights), 2)
+        for k in ("exploitability", "value", "br0", "br1"):
+            row[k] = sum(w * by_part[p][it][k] for p, w in weights.items())
+        out.append(row)
+    return out
+
+
+def run_vira(cfg: CFRConfig, rules, resume: bool, start: float, rows: list, log=print) -> dict:
+    """Heads-up Paulista: solve each vira subgame in turn, then the whole hand's curve and strategy.
+
+    A finished part is kept as its own strategy file (``part_viraK.npz``), so ``--resume`` skips it;
+    an unfinished one resumes from its checkpoint. The wall-time budget left is shared equally by the
+    parts still to solve, so that they reach the same iterations.
+    """
+    from agents.cfr.strategy import StrategyTable, load_strategy, save_strategy
+    from agents.cfr.tree import vira_subgames
+
+    fam = rules.family
+    subgames = vira_subgames(rules, cfg.abstraction)
+    log(f"{len(subgames)} vira subgames: " + ", ".join(
+        f"{'/'.join(fam.format(v) for v in members)} ({w:.3f})" for _, w, members in subgames))
+    parts, info, weights = {}, [], {}
+    for k, (vira, weight, members) in enumerate(subgames):
+        part = f"vira{k}"
+        weights[part] = weight
+        done = os.path.join(cfg.out, f"part_{part}.npz")
+        if resume and os.path.exists(done):
+            saved = load_strategy(done, rules)
+            if saved.header["iterations"] >= cfg.iterations or saved.header.get("target_reached"):
+                parts[part] = saved.parts["main"]
+                info.append(saved.header["subgame"])
+                log(f"[{part}] finished before: {saved.header['iterations']} iterations, "
+                    f"exploitability {saved.header['exploitability']:.5f}")
+                continue
+        deadline = time.time() + (start + cfg.time_limit - time.time()) / (len(subgames) - k)
+        tree, solver = _solve_part(cfg, rules, part, deadline, resume, rows, log=log, vira=vira)
+        ev = solver.evaluate()
+        parts[part] = StrategyTable.from_solver(tree, solver, solver.average_strategy())
+        sub = {"part": part, "vira": fam.format(vira), "viras": [fam.format(v) for v in members], "weight": weight,
+               "size": tree.size(), "situations": tree.situations, "iterations": solver.iteration,
+               "exploitability": ev["exploitability"], "value_seat0": ev["value"], "br0": ev["br0"], "br1": ev["br1"],
+               "build_seconds": tree.build_seconds, "solve_seconds": solver.seconds,
+               "solve_cpu_seconds": solver.cpu_seconds}
+        info.append(sub)
+        reached = bool(cfg.target_exploitability and ev["exploitability"] <= cfg.target_exploitability)
+        save_strategy(done, {"variant": cfg.variant, "options": dict(rules.options), "rules_key": rules.key,
+                             "dealer": cfg.dealer, "score": list(cfg.score), "abstraction": cfg.abstraction,
+                             "algorithm": cfg.algorithm, "iterations": solver.iteration,
+                             "exploitability": ev["exploitability"], "target_reached": reached, "subgame": sub},
+                      {"main": parts[part]})
+        log(f"[{part}] vira {sub['vira']}: exploitability {ev['exploitability']:.5f} after {solver.iteration} "
+            f"iterations ({solver.cpu_seconds:.0f} CPU s)")
+        del tree, solver
+    rows[:] = [r for r in rows if r["part"] != "whole"]
+    whole = whole_game_rows(rows, weights)
+    total = {k: sum(s["weight"] * s[k] for s in info) for k in ("exploitability", "value_seat0", "br0", "br1")}
+    sizes = {k: sum(s["size"][k] for s in info) for k in ("public_nodes", "public_leaves", "infosets",
+                                                          "infoset_actions")}
+    summary = {"config": asdict(cfg), "rules_key": rules.key, "subgames": info, "whole": {
+        **total, "size": sizes, "iterations": min(s["iterations"] for s in info),
+        "build_seconds": sum(s["build_seconds"] for s in info),
+        "solve_cpu_seconds": sum(s["solve_cpu_seconds"] for s in info)}}
+    summary["wall_seconds"] = time.time() - start
+    summary["cpu_seconds"] = time.process_time()
+    header = {"variant": cfg.variant, "options": dict(rules.options), "rules_key": rules.key, "dealer": cfg.dealer,
+              "score": list(cfg.score), "abstraction": cfg.abstraction, "algorithm": cfg.algorithm,
+              "iterations": summary["whole"]["iterations"], "exploitability": total["exploitability"],
+              "value_seat0": total["value_seat0"], "subgames": info,
+              "viras": {fam.format(v): f"vira{k}" for k, (_, _, members) in enumerate(subgames) for v in members}}
+    save_strategy(os.path.join(cfg.out, "strategy.npz"), header, parts)
+    _write_curve(cfg, os.path.join(cfg.out, "curve.csv"), rows + whole, whole)
+    atomic_write_text(os.path.join(cfg.out, "summary.json"), json.dumps(summary, indent=2, default=float))
+    log(f"whole hand: exploitability {total['exploitability']:.5f} points/hand (weighted over {len(info)} vira "
+        f"subgames); wall {summary['wall_seconds']:.0f}s; strategy: {os.path.join(cfg.out, 'strategy.npz')}")
     return summary
 
 

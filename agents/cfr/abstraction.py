@@ -6,6 +6,10 @@ game onto itself. So a hand is a *multiset of strength classes*, dealt with the 
 of the concrete deals it stands for, and a card play is public as its class. ``abstraction="none"``
 keeps every card its own class (the concrete game, as OpenSpiel sees it) for cross-checks.
 
+Heads-up Truco Paulista turns a public card (the vira) after the deal; ``vira=card`` gives the
+abstraction of the game that follows it: the deck without the vira, cards ranked by
+``rules.strength_with_vira`` (the four manilhas on top, one class each, ordered by suit).
+
 Class ``0`` is the weakest. A class is named by the rank of its cards (``"7"``), or by the card
 itself where it is alone in its class (Mineiro's ``"4c"``).
 """
@@ -35,6 +39,7 @@ class CardAbstraction:
     mult: tuple  # class index -> number of deck cards in it
     hands: tuple  # hand index -> sorted tuple of class indices
     hand_index: dict  # sorted class tuple -> hand index
+    vira: int = -1  # the turned card this abstraction is for (Paulista), -1 without one
 
     @property
     def n_classes(self) -> int:
@@ -69,7 +74,7 @@ class CardAbstraction:
         over the number of deals.
         """
         hs = self.rules.hand_size
-        n = len(self.rules.deck)
+        n = sum(self.mult)  # the deck (without the vira, if any)
         total = comb(n, hs) * comb(n - hs, hs)
         counts = [self.counts(h) for h in self.hands]
         W = np.zeros((self.n_hands, self.n_hands))
@@ -85,31 +90,41 @@ class CardAbstraction:
         return W / total
 
 
-def make_abstraction(rules: Rules, kind: str = "strength") -> CardAbstraction:
-    """The lossless strength-class abstraction (or ``"none"``: every card its own class)."""
+def make_abstraction(rules: Rules, kind: str = "strength", vira: int | None = None) -> CardAbstraction:
+    """The lossless strength-class abstraction (or ``"none"``: every card its own class).
+
+    With ``vira`` (a card id, Paulista only): the game after that vira is turned.
+    """
     if kind not in ABSTRACTIONS:
         raise TrucError(f"unknown abstraction {kind!r}; known: {', '.join(ABSTRACTIONS)}")
     fam = rules.family
-    strength = rules.base_strength
+    if vira is None:
+        deck, strength = rules.deck, rules.base_strength
+    else:
+        if not rules.vira:
+            raise TrucError(f"{rules.variant} turns no vira")
+        if vira not in rules.deck:
+            raise TrucError(f"vira {vira} is not a card of this deck")
+        deck, strength = tuple(c for c in rules.deck if c != vira), rules.strength_with_vira(vira)
     if kind == "strength":
-        levels = sorted({strength[c] for c in rules.deck})
-        card_class = {c: levels.index(strength[c]) for c in rules.deck}
+        levels = sorted({strength[c] for c in deck})
+        card_class = {c: levels.index(strength[c]) for c in deck}
         names = []
         for k in range(len(levels)):
-            members = [c for c in rules.deck if card_class[c] == k]
+            members = [c for c in deck if card_class[c] == k]
             ranks = {fam.rank_of(c) for c in members}
             names.append(ranks.pop() if len(ranks) == 1 and len(members) > 1 else
                          (fam.format(members[0]) if len(members) == 1 else "/".join(sorted(ranks))))
     else:
-        order = sorted(rules.deck, key=lambda c: (strength[c], c))
+        order = sorted(deck, key=lambda c: (strength[c], c))
         card_class = {c: i for i, c in enumerate(order)}
         names = [fam.format(c) for c in order]
     mult = [0] * len(names)
-    for c in rules.deck:
+    for c in deck:
         mult[card_class[c]] += 1
     hands = []
     for h in combinations_with_replacement(range(len(names)), rules.hand_size):
         if all(h.count(x) <= mult[x] for x in set(h)):
             hands.append(h)
     return CardAbstraction(rules, kind, card_class, tuple(names), tuple(mult), tuple(hands),
-                           {h: i for i, h in enumerate(hands)})
+                           {h: i for i, h in enumerate(hands)}, -1 if vira is None else vira)

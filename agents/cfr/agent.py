@@ -32,7 +32,10 @@ def legal_for(rules, observation, action_mask=None) -> list[int]:
 
 
 class CFRAgent:
-    """Plays a :class:`Strategy` from observation dicts with an ``info_state`` string."""
+    """Plays a :class:`Strategy` from observation dicts with an ``info_state`` string.
+
+    In heads-up Paulista the strategy of the vira the seat sees is played (its card classes too).
+    """
 
     def __init__(self, strategy: Strategy, seed: int | None = None):
         self.strategy = strategy
@@ -60,7 +63,7 @@ class CFRAgent:
         except KeyError:
             self.misses += 1
             return {a: 1.0 / len(legal) for a in legal}
-        L, ab = self.layout, self.strategy.abstraction
+        L, ab = self.layout, self.strategy.abstraction_of(info_state)
         by_class: dict[int, int] = {}
         for a in legal:
             if L.play <= a < L.play + len(L.deck):

@@ -4,6 +4,9 @@ A strategy file is a compressed ``.npz``: a JSON header (format, Rules key, opti
 how it was solved and its measured exploitability) and, per part, the public tree's lookup arrays
 and the average strategy of every information set. Part ``main`` is the hand; part ``cont``
 (present when the rules allow a redeal) is the redeal-free hand that follows an accepted redeal.
+Heads-up Paulista has one part per vira subgame instead (``vira0``, ``vira1``, ...; the header's
+``viras`` maps each vira card to its part), and a seat's key is read with the abstraction of the
+vira it sees.
 Files are written atomically (a temporary file, then a rename). Loading into other Rules, or a file
 that is not a strategy file, raises :class:`truc_env.TrucError` saying so.
 """
@@ -20,7 +23,7 @@ from truc_env.atomic import atomic_open
 from truc_env.errors import TrucError
 from truc_env.rules import Rules, make_rules
 
-from .abstraction import make_abstraction
+from .abstraction import CardAbstraction, make_abstraction
 from .keys import InfoKey, parse_info_state
 from .tree import CHILD, REDEAL, PublicTree
 
@@ -85,9 +88,32 @@ class Strategy:
         self.parts = parts
         self.rules = make_rules(header["variant"], **header["options"])
         self.abstraction = make_abstraction(self.rules, header.get("abstraction", "strength"))
+        self.viras = {self.rules.family.parse(name): part for name, part in header.get("viras", {}).items()}
+        self._by_vira: dict = {}
+
+    def vira_of(self, info_state: str) -> int | None:
+        """The vira turned in the last hand of an info-state string (None in a game without one)."""
+        if not self.rules.vira:
+            return None
+        tokens = info_state.split()
+        start = max((i for i, t in enumerate(tokens) if t.startswith("|h")), default=0)
+        for i in range(start, len(tokens) - 1):
+            if tokens[i] == "vira":
+                return self.rules.family.parse(tokens[i + 1])
+        raise KeyError("no vira turned yet")
+
+    def abstraction_of(self, info_state: str) -> CardAbstraction:
+        """The card abstraction this decision is keyed by (per vira in Paulista)."""
+        vira = self.vira_of(info_state)
+        if vira is None:
+            return self.abstraction
+        ab = self._by_vira.get(vira)
+        if ab is None:
+            ab = self._by_vira[vira] = make_abstraction(self.rules, self.abstraction.kind, vira)
+        return ab
 
     def key_of(self, info_state: str) -> InfoKey:
-        return parse_info_state(info_state, self.rules, self.abstraction)
+        return parse_info_state(info_state, self.rules, self.abstraction_of(info_state))
 
     def distribution(self, info_state: str) -> tuple[np.ndarray, np.ndarray]:
         """(labels, probabilities) at the information set of this info-state string.
@@ -97,7 +123,8 @@ class Strategy:
         key = self.key_of(info_state)
         if key.role < 0:
             raise KeyError("seat is neither dealer nor first player")
-        table = self.parts["main"]
+        vira = self.vira_of(info_state)
+        table = self.parts["main"] if vira is None else self.parts[self.viras[vira]]
         tree_seat = table.dealer if key.role == 0 else 1 - table.dealer
         node, crossed = table.walk(key.actions)
         if crossed or key.redealt:
@@ -105,7 +132,7 @@ class Strategy:
                 raise KeyError("no strategy for the hand after a redeal")
             table = self.parts["cont"]
             node, _ = table.walk(key.after)
-        hand = self.abstraction.hand_index.get(key.hand)
+        hand = self.abstraction_of(info_state).hand_index.get(key.hand)
         if hand is None:
             raise KeyError("unknown hand")
         return table.distribution(node, tree_seat, hand)
@@ -138,11 +165,11 @@ def load_strategy(path: str, rules: Rules | None = None) -> Strategy:
         if header.get("format") != FORMAT:
             raise ValueError("wrong format tag")
         parts = {}
-        for part in ("main", "cont"):
-            if f"{part}.policy" in data:
-                parts[part] = StrategyTable({n: data[f"{part}.{n}"] for n in _ARRAYS}, int(data[f"{part}.dealer"]))
-        if "main" not in parts:
-            raise ValueError("no strategy part")
+        for part in sorted({k.rsplit(".", 1)[0] for k in data if k.endswith(".policy")}):
+            parts[part] = StrategyTable({n: data[f"{part}.{n}"] for n in _ARRAYS}, int(data[f"{part}.dealer"]))
+        missing = set(header.get("viras", {}).values()) if header.get("viras") else {"main"}
+        if not parts or missing - set(parts):
+            raise ValueError(f"strategy part(s) {sorted(missing - set(parts)) or ['main']} missing")
     except (KeyError, ValueError, UnicodeDecodeError) as e:
         raise TrucError(f"{path}: not a CFR strategy file or corrupt ({e})") from None
     if header.get("format_version") != FORMAT_VERSION:

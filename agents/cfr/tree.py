@@ -12,11 +12,21 @@ two seats together have not played more cards of a class than the deck holds, an
 what is legal next and what each leaf pays. States that share their future (same phase, trick,
 stakes, calls and class counts) are expanded once (a memo), then unfolded into the tree.
 
+Heads-up Truco Paulista turns a public card, the vira, after the deal. Public chance splits the
+game: one tree per vira (``build_tree(..., vira=card)``: the deck without it, strengths from
+``rules.strength_with_vira``), and viras whose games are the same up to renaming cards (same class
+sizes in strength order; in the full deck the four suits of a rank) share one subgame
+(:func:`vira_subgames`). A best response conditions on the public vira, so the whole hand's
+best-response values and exploitability are the subgames' weighted by the chance of their viras.
+
 Arrays (``N`` decision nodes, ``E`` actions):
 
 - ``actor[N]``; ``hs[N, 2]``: the hand set of each seat (hands that contain what it has played);
 - ``act_start[N + 1]``: node ``n``'s actions are ``act_start[n]:act_start[n + 1]``;
-- ``label[E]``: the engine action id, or ``PLAY + class`` for a card play;
+- ``label[E]``: the engine action id, or ``PLAY + class`` for a card play, or ``STUCK``: where the
+  only actions are card plays, a hand whose remaining cards the opponent has already played (so
+  its chance weight is 0: with one-card classes, Paulista's manilhas) can take none of them; a
+  leaf worth 0 open to those hands alone keeps every information set non-empty;
 - ``kind[E]``: ``CHILD`` (``child[E]`` is a node), ``LEAF`` (``util[E]``: seat 0's points) or
   ``REDEAL`` (an accepted redeal: valued by the solver, see ``docs/cfr.md``);
 - ``trans[E]``: for a play, a transition: ``tr_pos[tr_off[t]:tr_off[t + 1]]`` gives, for each hand
@@ -39,6 +49,7 @@ from truc_env.rules import Rules
 from .abstraction import CardAbstraction, make_abstraction
 
 PLAY = 1 << 16  # labels at and above: a card play of class (label - PLAY)
+STUCK = PLAY - 1  # a hand the public plays rule out, with no card left to play (see build_tree)
 CHILD, LEAF, REDEAL = 0, 1, 2
 
 
@@ -46,8 +57,6 @@ def unsupported_reason(rules: Rules, score=(0, 0)) -> str | None:
     """Why the public-tree solver cannot solve this game exactly (None if it can)."""
     if rules.players != 2:
         return "it has more than two players"
-    if rules.vira:
-        return "the vira is a public chance card after the deal (not modelled by the public tree)"
     if rules.envido or rules.flor:
         return "envido and flor score private hands"
     if rules.eleven and any(s >= rules.eleven_score for s in score):
@@ -80,6 +89,7 @@ class PublicTree:
     build_seconds: float = 0.0
     situations: int = 0
     stats: dict = field(default_factory=dict)
+    vira: int = -1  # the vira of this subgame (Paulista), -1 without one
 
     @property
     def n_nodes(self) -> int:
@@ -112,20 +122,50 @@ def _situation_key(st: State, cls: dict, combined: tuple):
             tuple(st.hand_points), st.game_over, st.active, combined)
 
 
+def vira_subgames(rules: Rules, abstraction: str = "strength") -> list[tuple[int, float, tuple]]:
+    """The distinct games after the vira: (representative vira, its chance weight, every vira in it).
+
+    Two viras give the same game when their abstractions have the same class sizes in strength
+    order (only strength matters, and equal strengths tie); the weight is the chance that the vira
+    is one of them. In the full deck the vira's suit never matters: ten subgames, one per rank.
+    """
+    if not rules.vira:
+        raise TrucError(f"{rules.variant} turns no vira")
+    groups: dict = {}
+    for v in rules.deck:
+        groups.setdefault(make_abstraction(rules, "strength", v).mult, []).append(v)
+    n = len(rules.deck)
+    return [(members[0], len(members) / n, tuple(members)) for members in groups.values()]
+
+
 def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "strength",
-               verbose: bool = False) -> PublicTree:
-    """Generate the public tree of one hand (from ``score``, ``dealer`` dealing) with the engine."""
+               verbose: bool = False, vira: int | None = None) -> PublicTree:
+    """Generate the public tree of one hand (from ``score``, ``dealer`` dealing) with the engine.
+
+    Paulista needs ``vira``: the tree is the game after that card is turned (see the module doc).
+    """
     why = unsupported_reason(rules, score)
     if why:
         raise TrucError(f"{rules.variant}: the exact public-tree solver does not apply: {why}")
+    if rules.vira and vira is None:
+        raise TrucError(f"{rules.variant}: the vira is public chance after the deal; build one tree per vira "
+                        "(build_tree(..., vira=card) for each of agents.cfr.tree.vira_subgames(rules))")
     t0 = time.time()
-    ab = make_abstraction(rules, abstraction)
+    ab = make_abstraction(rules, abstraction, vira)
     cls = ab.card_class
     mult = ab.mult
     root = State(rules, episode="hand", dealer=dealer, score=list(score))
     while root.is_chance_node():
-        root.apply_action(root.chance_outcomes()[0][0])
-    root.hands = [list(rules.deck) for _ in range(2)]  # every class playable: the public tree
+        outcomes = [a for a, _ in root.chance_outcomes()]
+        if vira is None:
+            root.apply_action(outcomes[0])
+        elif root.deal_seq[-1] < 0:  # the next card drawn is turned: the vira
+            root.apply_action(vira)
+        else:
+            root.apply_action(next(a for a in outcomes if a != vira))
+    if vira is not None and root.vira != vira:
+        raise TrucError(f"the root of the tree did not turn the vira {vira}")
+    root.hands = [[c for c in rules.deck if c in cls] for _ in range(2)]  # every class playable: the public tree
     root._legal = None
     L = root.L
     play0, play1 = L.play, L.play + len(L.deck)
@@ -191,6 +231,21 @@ def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "
 
     tr_index: dict = {}
     tr_lists: list = []
+    stuck_index: dict = {}
+
+    def stuck(s: int, plays: tuple) -> int:
+        """Transition of the STUCK leaf at a plays-only node (-1 when every hand of set s can play)."""
+        key = (s, plays)
+        hit = stuck_index.get(key)
+        if hit is None:
+            P = hs_counts[s]
+            rows = [0 if all(hand_counts[h][c] <= P[c] for c in plays) else -1 for h in hs_lists[s]]
+            hit = -1
+            if max(rows) == 0:
+                tr_lists.append(rows)
+                hit = len(tr_lists) - 1
+            stuck_index[key] = hit
+        return hit
 
     def transition(s: int, c: int) -> tuple:
         hit = tr_index.get((s, c))
@@ -228,6 +283,15 @@ def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "
                 node_hs.append((hq, h1) if q == 0 else (h0, hq))
             else:
                 child.append(-1)
+        plays = tuple(c for _, c, _, _, _ in sit_edges[sid])
+        if min(plays) >= 0:
+            t = stuck((h0, h1)[q], plays)
+            if t >= 0:
+                label.append(STUCK)
+                kind.append(LEAF)
+                util.append(0.0)
+                trans.append(t)
+                child.append(-1)
         act_start.append(len(label))
         n += 1
 
@@ -245,7 +309,7 @@ def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "
         trans=np.array(trans, dtype=np.int64),
         hs_off=hs_off, hs_hands=np.array([h for x in hs_lists for h in x], dtype=np.int32), hs_counts=hs_counts,
         tr_off=tr_off, tr_pos=np.array([j for x in tr_lists for j in x], dtype=np.int32),
-        W=ab.deal_weights(), situations=len(sit_actor))
+        W=ab.deal_weights(), situations=len(sit_actor), vira=-1 if vira is None else vira)
     tree.build_seconds = time.time() - t0
     return tree
 
@@ -254,6 +318,8 @@ def label_text(tree: PublicTree, lab: int) -> str:
     """Readable action label: ``play 7`` for a class play, else the engine's notation."""
     if lab >= PLAY:
         return "play " + tree.abstraction.names[lab - PLAY]
+    if lab == STUCK:
+        return "no card (ruled out)"
     from truc_env.actions import layout_of
 
     return layout_of(tree.rules).to_string(int(lab))
