@@ -20,7 +20,7 @@ def _paulista(options):
 
 def _subgame_solvers(rules, abstraction="strength", algorithm="cfr+"):
     return [(w, PublicTreeSolver(build_tree(rules, vira=v, abstraction=abstraction), algorithm))
-            for v, w, _ in vira_subgames(rules, abstraction)]
+            for v, w, _ in vira_subgames(rules)]
 
 
 def _whole(subs, key="exploitability"):
@@ -94,12 +94,20 @@ def test_public_tree_leaves_pay_what_the_engine_pays():
                 assert s.is_terminal() and tree.util[e] == s.returns()[0]
 
 
-def test_ruled_out_hands_keep_an_action_and_best_response_is_finite():
-    """A hand whose manilha the opponent already played has no card to play: a 0 leaf keeps BR finite."""
+@pytest.mark.parametrize("abstraction", ["strength", "none"])
+def test_ruled_out_hands_keep_an_action_and_best_response_is_finite(abstraction):
+    """A hand whose manilha the opponent already played has no card to play: a 0 leaf keeps BR finite.
+
+    (Mineiro's named manilhas are one-card classes too: its best response was -4e300 without it.)
+    """
     rules = _paulista(TINY)
-    subs = _subgame_solvers(rules, "none")
-    assert any((s.tree.label == STUCK).any() for _, s in subs)
+    subs = _subgame_solvers(rules, abstraction)
+    mineiro = build_tree(make_rules("truco_mineiro", players=2, ranks=3, hand_size=1, max_raises=1),
+                         abstraction=abstraction)
+    subs.append((1.0, PublicTreeSolver(mineiro)))
+    assert all((s.tree.label == STUCK).any() for _, s in subs)
     for _, s in subs:
+        s.iterate(5)
         ev = s.evaluate()
         assert abs(ev["br0"]) < 12 and abs(ev["br1"]) < 12 and ev["exploitability"] >= -1e-12
 

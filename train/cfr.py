@@ -301,7 +301,7 @@ def run_vira(cfg: CFRConfig, rules, resume: bool, start: float, rows: list, log=
     from agents.cfr.tree import vira_subgames
 
     fam = rules.family
-    subgames = vira_subgames(rules, cfg.abstraction)
+    subgames = vira_subgames(rules)
     log(f"{len(subgames)} vira subgames: " + ", ".join(
         f"{'/'.join(fam.format(v) for v in members)} ({w:.3f})" for _, w, members in subgames))
     parts, info, weights = {}, [], {}

@@ -122,7 +122,7 @@ def _situation_key(st: State, cls: dict, combined: tuple):
             tuple(st.hand_points), st.game_over, st.active, combined)
 
 
-def vira_subgames(rules: Rules, abstraction: str = "strength") -> list[tuple[int, float, tuple]]:
+def vira_subgames(rules: Rules) -> list[tuple[int, float, tuple]]:
     """The distinct games after the vira: (representative vira, its chance weight, every vira in it).
 
     Two viras give the same game when their abstractions have the same class sizes in strength
