@@ -138,18 +138,12 @@ def vira_subgames(rules: Rules) -> list[tuple[int, float, tuple]]:
     return [(members[0], len(members) / n, tuple(members)) for members in groups.values()]
 
 
-def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "strength",
-               verbose: bool = False, vira: int | None = None) -> PublicTree:
-    """Generate the public tree of one hand (from ``score``, ``dealer`` dealing) with the engine.
+def expand_situations(rules: Rules, dealer: int, score, abstraction: str, vira: int | None, verbose: bool = False):
+    """Expand the hand's public situations once each (the memo): ``(ab, root, actor, edges)``.
 
-    Paulista needs ``vira``: the tree is the game after that card is turned (see the module doc).
+    ``actor[sid]`` is the seat deciding in situation ``sid`` and ``edges[sid]`` its actions as
+    ``(label, class or -1, kind, child situation or -1, seat 0's points at a leaf)``.
     """
-    why = unsupported_reason(rules, score)
-    if why:
-        raise TrucError(f"{rules.variant}: the exact public-tree solver does not apply: {why}")
-    if rules.vira and vira is None:
-        raise TrucError(f"{rules.variant}: the vira is public chance after the deal; build one tree per vira "
-                        "(build_tree(..., vira=card) for each of agents.cfr.tree.vira_subgames(rules))")
     t0 = time.time()
     ab = make_abstraction(rules, abstraction, vira)
     cls = ab.card_class
@@ -215,6 +209,11 @@ def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "
     finally:
         sys.setrecursionlimit(old)
 
+    return ab, root_sit, sit_actor, sit_edges
+
+
+def unfold(ab: CardAbstraction, root_sit: int, sit_actor: list, sit_edges: list) -> dict:
+    """Unfold the memo into the tree's flat arrays, breadth first (parents before children)."""
     # hand sets and transitions
     hs_index: dict = {}
     hs_lists: list = []
@@ -299,8 +298,7 @@ def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "
     hs_off[1:] = np.cumsum([len(x) for x in hs_lists])
     tr_off = np.zeros(len(tr_lists) + 1, dtype=np.int64)
     tr_off[1:] = np.cumsum([len(x) for x in tr_lists])
-    tree = PublicTree(
-        rules=rules, abstraction=ab, dealer=dealer, score=tuple(score),
+    return dict(
         actor=np.array([sit_actor[s] for s in node_sit], dtype=np.int8),
         hs=np.array(node_hs, dtype=np.int32).reshape(-1, 2),
         act_start=np.array(act_start, dtype=np.int64),
@@ -308,8 +306,26 @@ def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "
         child=np.array(child, dtype=np.int64), util=np.array(util, dtype=np.float64),
         trans=np.array(trans, dtype=np.int64),
         hs_off=hs_off, hs_hands=np.array([h for x in hs_lists for h in x], dtype=np.int32), hs_counts=hs_counts,
-        tr_off=tr_off, tr_pos=np.array([j for x in tr_lists for j in x], dtype=np.int32),
-        W=ab.deal_weights(), situations=len(sit_actor), vira=-1 if vira is None else vira)
+        tr_off=tr_off, tr_pos=np.array([j for x in tr_lists for j in x], dtype=np.int32))
+
+
+def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "strength",
+               verbose: bool = False, vira: int | None = None) -> PublicTree:
+    """Generate the public tree of one hand (from ``score``, ``dealer`` dealing) with the engine.
+
+    Paulista needs ``vira``: the tree is the game after that card is turned (see the module doc).
+    """
+    why = unsupported_reason(rules, score)
+    if why:
+        raise TrucError(f"{rules.variant}: the exact public-tree solver does not apply: {why}")
+    if rules.vira and vira is None:
+        raise TrucError(f"{rules.variant}: the vira is public chance after the deal; build one tree per vira "
+                        "(build_tree(..., vira=card) for each of agents.cfr.tree.vira_subgames(rules))")
+    t0 = time.time()
+    ab, root_sit, sit_actor, sit_edges = expand_situations(rules, dealer, score, abstraction, vira, verbose)
+    arrays = unfold(ab, root_sit, sit_actor, sit_edges)
+    tree = PublicTree(rules=rules, abstraction=ab, dealer=dealer, score=tuple(score), W=ab.deal_weights(),
+                      situations=len(sit_actor), vira=-1 if vira is None else vira, **arrays)
     tree.build_seconds = time.time() - t0
     return tree
 
