@@ -1,0 +1,166 @@
+"""Public-tree sizes, build times and memory of one heads-up hand (0-0, dealer 0), and optionally a solve.
+
+    python benchmarks/tree_sizes.py truco_paulista --options '{"players": 2}' --vira-rank 4 [--solve]
+    python benchmarks/tree_sizes.py truco_mineiro --options '{"players": 2}'
+    python benchmarks/tree_sizes.py put [--python-unfold] [--max-gb 12]
+
+Steps, each timed (wall and CPU seconds) with the process's peak resident memory after it: the memo of
+situations (``tree.expand_situations``), the unfolding into flat arrays (``agents.cfr.unfold.unfold_fast``,
+or ``tree.unfold`` with ``--python-unfold``), ``PublicTree.size()``, and with ``--solve`` the
+solver's set-up (``PublicTreeSolver(tree, "dcfr", dtype="float32")``), ``--iterations`` iterations and
+one ``evaluate()`` (exact best response). Before each big allocation the script estimates its bytes
+from counts it already has and stops (printing the estimate) past ``--max-gb``; run one at a time,
+under ``/usr/bin/time -v`` for the kernel's own peak.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import time
+
+import numpy as np
+
+
+def peak_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+class Steps:
+    def __init__(self):
+        self.rows = []
+
+    def run(self, name, fn, *args, **kw):
+        w, c = time.perf_counter(), time.process_time()
+        out = fn(*args, **kw)
+        self.rows.append((name, time.perf_counter() - w, time.process_time() - c, peak_gb()))
+        print(f"  {name}: {self.rows[-1][1]:.1f} s wall, {self.rows[-1][2]:.1f} s CPU, peak {self.rows[-1][3]:.2f} GB",
+              flush=True)
+        return out
+
+    def table(self):
+        print("| step | wall s | CPU s | peak RSS GB |\n|---|---:|---:|---:|")
+        for name, w, c, p in self.rows:
+            print(f"| {name} | {w:.1f} | {c:.1f} | {p:.2f} |")
+
+
+def count_slots(act_start, trans, own, tr_off, tr_pos) -> int:
+    """(information set, action) pairs the solver stores: a play only for the hands that can make it."""
+    from numba import njit
+
+    @njit(cache=False)
+    def run(act_start, trans, own, tr_off, tr_pos):
+        can = np.zeros(tr_off.shape[0] - 1, dtype=np.int64)
+        for t in range(can.shape[0]):
+            for j in range(tr_off[t], tr_off[t + 1]):
+                can[t] += tr_pos[j] >= 0
+        total = 0
+        for i in range(act_start.shape[0] - 1):
+            for e in range(act_start[i], act_start[i + 1]):
+                total += own[i] if trans[e] < 0 else can[trans[e]]
+        return total
+
+    return int(run(act_start, trans, own, tr_off, tr_pos))
+
+
+def solver_bytes(tree, slot_bytes: int = 4) -> dict:
+    """What ``PublicTreeSolver`` allocates on top of the tree (kernels.layout, R/S/sigma, reach, values)."""
+    sizes = np.diff(tree.hs_off)
+    seat = np.minimum(tree.actor, 1)
+    own = sizes[tree.hs[np.arange(tree.n_nodes), seat]]
+    nact = np.diff(tree.act_start)
+    n, isets = tree.n_nodes, int(own.sum())
+    slots = count_slots(tree.act_start, tree.trans, own, tree.tr_off, tree.tr_pos)
+    parent_actor = np.repeat(seat, nact)
+    is_child = tree.kind == 0
+    kids = tree.child[is_child]
+    reach = int(sizes[tree.hs[0]].sum()) + int(sizes[tree.hs[kids, parent_actor[is_child]]].sum())
+    values = int(max(sizes[tree.hs[:, 0]].sum(), sizes[tree.hs[:, 1]].sum()))
+    trans1 = 0 if getattr(tree, "trans1", None) is not None else 8 * tree.n_actions
+    total = (8 * (n + 1) + 8 * (isets + 1) + slots + 16 * n + 16 * (n + 1) + 3 * slot_bytes * slots
+             + 8 * reach + 8 * values + trans1)
+    return {"isets": isets, "slots": slots, "reach": reach, "values": values, "bytes": total}
+
+
+def main():
+    from agents.cfr import tree as T
+    from agents.cfr.unfold import _subtree_sizes, unfold_fast
+    from truc_env.rules import make_rules
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("variant")
+    ap.add_argument("--options", default="{}", help="make_rules options as JSON")
+    ap.add_argument("--vira-rank", default=None, help="Paulista: the subgame of the vira of this rank")
+    ap.add_argument("--abstraction", default="strength")
+    ap.add_argument("--python-unfold", action="store_true", help="tree.unfold (Python lists) instead of unfold_fast")
+    ap.add_argument("--solve", action="store_true")
+    ap.add_argument("--iterations", type=int, default=2)
+    ap.add_argument("--max-gb", type=float, default=13.0, help="skip a step whose estimated peak passes this")
+    args = ap.parse_args()
+
+    rules = make_rules(args.variant, **json.loads(args.options))
+    vira = None
+    if rules.vira:
+        subs = T.vira_subgames(rules)
+        pick = [s for s in subs if args.vira_rank is None or rules.family.rank_of(s[0]) == args.vira_rank]
+        vira = pick[0][0]
+        print(f"{args.variant} {args.options}: vira {rules.family.format(vira)} (weight {pick[0][1]}), "
+              f"{len(subs)} subgames")
+    else:
+        print(f"{args.variant} {args.options}")
+    steps = Steps()
+    memo = steps.run("expand (memo)", T.expand_situations, rules, 0, (0, 0), args.abstraction, vira)
+    ab, root, sit_actor, sit_edges = memo
+    n_edges = sum(len(e) for e in sit_edges)
+    print(f"  memo: {len(sit_actor):,} situations, {n_edges:,} edges; {ab.n_classes} classes, {ab.n_hands} hands")
+
+    # public nodes and edges from the memo alone (STUCK leaves aside), to size the arrays before making them
+    start = np.zeros(len(sit_edges) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in sit_edges], out=start[1:])
+    kinds = np.array([x[2] for e in sit_edges for x in e], dtype=np.int8)
+    kids = np.array([x[3] for e in sit_edges for x in e], dtype=np.int64)
+    nodes, edges, _ = _subtree_sizes(start, kinds, kids, root)
+    n_nodes, n_e = int(nodes[root]), int(edges[root])
+    del start, kinds, kids, nodes, edges
+    # tree arrays: 29 bytes per edge (+8 trans1) and 17 per node (+24 while unfolding); a stuck leaf per node at most
+    est = (37 * (n_e + n_nodes) + 41 * n_nodes) / 2**30
+    print(f"  public nodes {n_nodes:,}, edges {n_e:,} (+ STUCK leaves); arrays about {est:.1f} GB")
+    if est + peak_gb() > args.max_gb:
+        print(f"  stop: unfolding needs about {est + peak_gb():.1f} GB > --max-gb {args.max_gb}")
+        steps.table()
+        return
+    if args.python_unfold:
+        arrays = steps.run("unfold (Python)", T.unfold, ab, root, sit_actor, sit_edges)
+    else:
+        arrays = steps.run("unfold_fast", unfold_fast, ab, root, sit_actor, sit_edges, trans1=False)
+    situations = len(sit_actor)
+    del memo, sit_actor, sit_edges
+    fields = set(T.PublicTree.__dataclass_fields__)
+    tree = T.PublicTree(rules=rules, abstraction=ab, dealer=0, score=(0, 0), W=ab.deal_weights(),
+                        situations=situations, vira=-1 if vira is None else vira,
+                        **{k: v for k, v in arrays.items() if k in fields})
+    del arrays
+    size = steps.run("size()", tree.size)
+    need = solver_bytes(tree)
+    size["edges"] = tree.n_actions
+    size["solver_slots"] = need["slots"]
+    size["solver_GB_est"] = round(need["bytes"] / 2**30, 2)
+    print("| " + " | ".join(size) + " |\n|" + "---:|" * len(size))
+    print("| " + " | ".join(f"{v:,}" if isinstance(v, int) else str(v) for v in size.values()) + " |")
+    if args.solve:
+        from agents.cfr.solver import PublicTreeSolver
+
+        if peak_gb() + need["bytes"] / 2**30 > args.max_gb:
+            print(f"  no solve: the solver needs about {need['bytes'] / 2**30:.1f} GB more "
+                  f"(peak would be {peak_gb() + need['bytes'] / 2**30:.1f} GB > --max-gb {args.max_gb})")
+        else:
+            solver = steps.run("solver set-up", PublicTreeSolver, tree, algorithm="dcfr", dtype="float32")
+            steps.run(f"{args.iterations} DCFR iterations", solver.iterate, args.iterations)
+            ev = steps.run("evaluate (best response)", solver.evaluate)
+            print(f"  exploitability after {args.iterations}: {ev['exploitability']:.4f}")
+    steps.table()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""The numba unfolding of the memo gives exactly the arrays of the Python one (agents.cfr.unfold)."""
+
+from dataclasses import fields
+
+import numpy as np
+import pytest
+
+from agents.cfr.solver import PublicTreeSolver
+from agents.cfr.tree import CHILD, LEAF, PLAY, REDEAL, STUCK, PublicTree, expand_situations, unfold, vira_subgames
+from agents.cfr.unfold import REVEAL, unfold_fast
+from truc_env.rules import make_rules
+
+
+def _memo(rules, vira=None, abstraction="strength"):
+    return expand_situations(rules, 0, (0, 0), abstraction, vira)
+
+
+def _assert_same(memo):
+    slow = unfold(*memo)
+    fast = unfold_fast(*memo)
+    assert fast is not None
+    assert set(fast) - set(slow) <= {"trans1"}
+    for key, want in slow.items():
+        got = fast[key]
+        if key == "hs_counts":
+            assert got == want
+        else:
+            assert got.dtype == want.dtype and got.shape == want.shape, key
+            assert np.array_equal(got, want), key
+    return fast
+
+
+def _tree(rules, memo, arrays, vira=None):
+    ab = memo[0]
+    names = {f.name for f in fields(PublicTree)}
+    arrays = {k: v for k, v in arrays.items() if k in names}
+    return PublicTree(rules=rules, abstraction=ab, dealer=0, score=(0, 0), W=ab.deal_weights(),
+                      situations=len(memo[2]), vira=-1 if vira is None else vira, **arrays)
+
+
+def test_le_truc_same_arrays_with_redeal_and_without():
+    arrays = _assert_same(_memo(make_rules("le_truc", redeal=False, hand_size=2, max_raises=3)))
+    assert set(np.unique(arrays["kind"])) == {CHILD, LEAF}
+    arrays = _assert_same(_memo(make_rules("le_truc", ranks=3, max_raises=2)))
+    assert REDEAL in set(arrays["kind"].tolist())
+
+
+def test_le_truc_concrete_cards_same_arrays():
+    _assert_same(_memo(make_rules("le_truc", ranks=2, hand_size=2, redeal=False, max_raises=1), abstraction="none"))
+
+
+def test_heads_up_paulista_every_vira_same_arrays():
+    rules = make_rules("truco_paulista", players=2, ranks=4, hand_size=2, max_raises=2)
+    for vira, _, _ in vira_subgames(rules):
+        arrays = _assert_same(_memo(rules, vira))
+        assert np.any(arrays["label"] == STUCK)  # one-card manilha classes: ruled-out hands
+
+
+def test_heads_up_mineiro_stuck_leaves_same_arrays():
+    rules = make_rules("truco_mineiro", players=2, ranks=3)
+    arrays = _assert_same(_memo(rules))
+    stuck = arrays["label"] == STUCK
+    assert stuck.any() and np.all(arrays["kind"][stuck] == LEAF) and np.all(arrays["trans"][stuck] >= 0)
+
+
+def test_put_same_arrays():
+    arrays = _assert_same(_memo(make_rules("put", ranks=3)))
+    assert np.any(arrays["label"] >= PLAY)
+
+
+def test_solver_on_the_fast_tree_matches_build_tree():
+    from agents.cfr.tree import build_tree
+
+    rules = make_rules("truco_mineiro", players=2, ranks=2, hand_size=2, max_raises=1)
+    memo = _memo(rules)
+    a = PublicTreeSolver(build_tree(rules), "dcfr")
+    b = PublicTreeSolver(_tree(rules, memo, unfold_fast(*memo)), "dcfr")
+    assert a.tree.size() == b.tree.size()
+    for _ in range(3):
+        a.iterate(1)
+        b.iterate(1)
+        assert a.exploitability() == b.exploitability()
+
+
+def test_announcements_fall_back_to_the_python_unfold():
+    ab, root, actor, edges = _memo(make_rules("le_truc", ranks=2, hand_size=1, redeal=False, max_raises=1))
+    edges = [list(e) for e in edges]
+    lab, c, k, child, u = edges[root][0]
+    edges[root][0] = (REVEAL + 3, -1, k, child, u)
+    assert unfold_fast(ab, root, actor, edges) is None
+
+
+@pytest.mark.parametrize("bad", [REVEAL - 1, STUCK])
+def test_labels_outside_the_announcements_are_unfolded(bad):
+    ab, root, actor, edges = _memo(make_rules("le_truc", ranks=2, hand_size=1, redeal=False, max_raises=1))
+    edges = [list(e) for e in edges]
+    lab, c, k, child, u = edges[root][0]
+    edges[root][0] = (bad, -1, k, child, u)
+    assert _assert_same((ab, root, actor, edges))["label"][0] == bad
