@@ -295,7 +295,7 @@ def test_redeal_is_solved_in_two_parts(tmp_path):
 
 
 def test_unsupported_variants_are_refused_clearly():
-    with pytest.raises(TrucError, match="envido"):
-        build_tree(make_rules("truco_argentino", players=2))
+    with pytest.raises(TrucError, match="flor"):
+        build_tree(make_rules("truco_argentino", players=2, flor=True))
     with pytest.raises(TrucError, match="more than two"):
         build_tree(make_rules("le_truc_4p"))

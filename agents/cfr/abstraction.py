@@ -3,7 +3,9 @@
 In a game where a card matters only through its strength (``le_truc``, ``put``, Mineiro's fixed
 manilhas without envido), two cards of equal strength are interchangeable: permuting them maps the
 game onto itself. So a hand is a *multiset of strength classes*, dealt with the multiplicity weight
-of the concrete deals it stands for, and a card play is public as its class. ``abstraction="none"``
+of the concrete deals it stands for, and a card play is public as its class. With envido (Argentine) a
+card's suit and pips count too, and no two cards are interchangeable: there ``"strength"`` keeps every
+card its own class (ordered by strength), which is the lossless abstraction. ``abstraction="none"``
 keeps every card its own class (the concrete game, as OpenSpiel sees it) for cross-checks.
 
 Heads-up Truco Paulista turns a public card (the vira) after the deal; ``vira=card`` gives the
@@ -106,7 +108,7 @@ def make_abstraction(rules: Rules, kind: str = "strength", vira: int | None = No
         if vira not in rules.deck:
             raise TrucError(f"vira {vira} is not a card of this deck")
         deck, strength = tuple(c for c in rules.deck if c != vira), rules.strength_with_vira(vira)
-    if kind == "strength":
+    if kind == "strength" and not rules.envido:
         levels = sorted({strength[c] for c in deck})
         card_class = {c: levels.index(strength[c]) for c in deck}
         names = []

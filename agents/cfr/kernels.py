@@ -19,20 +19,23 @@ from numba import njit
 
 MODE_PLUS, MODE_DISCOUNT, MODE_VANILLA = 0, 1, 2
 CHILD, LEAF, REDEAL = 0, 1, 2
+NATURE = 2  # an announcement node (tree.NATURE)
 
 
 @njit(cache=True)
 def layout(actor, hs, act_start, kind, child, trans, hs_off, tr_off, tr_pos):
     """Offsets: information sets and their slots, reach vectors (a seat that did not act shares
-    its parent's), and value vectors per seat."""
+    its parent's; after an announcement both seats get new ones), and value vectors per seat."""
     n = actor.shape[0]
     hsize = hs_off[1:] - hs_off[:-1]
     iset_off = np.zeros(n + 1, dtype=np.int64)
     for i in range(n):
-        iset_off[i + 1] = iset_off[i] + hsize[hs[i, actor[i]]]
+        iset_off[i + 1] = iset_off[i] + (0 if actor[i] == NATURE else hsize[hs[i, actor[i]]])
     n_isets = iset_off[n]
     iset_start = np.zeros(n_isets + 1, dtype=np.int64)
     for i in range(n):
+        if actor[i] == NATURE:
+            continue
         for h in range(hsize[hs[i, actor[i]]]):
             cnt = 0
             for e in range(act_start[i], act_start[i + 1]):
@@ -44,6 +47,8 @@ def layout(actor, hs, act_start, kind, child, trans, hs_off, tr_off, tr_pos):
         iset_start[j + 1] += iset_start[j]
     slot_k = np.zeros(iset_start[n_isets], dtype=np.int8)
     for i in range(n):
+        if actor[i] == NATURE:
+            continue
         for h in range(hsize[hs[i, actor[i]]]):
             s = iset_start[iset_off[i] + h]
             for e in range(act_start[i], act_start[i + 1]):
@@ -60,6 +65,12 @@ def layout(actor, hs, act_start, kind, child, trans, hs_off, tr_off, tr_pos):
         for e in range(act_start[i], act_start[i + 1]):
             if kind[e] == CHILD:
                 c = child[e]
+                if q == NATURE:
+                    roff[c, 0] = top
+                    top += hsize[hs[c, 0]]
+                    roff[c, 1] = top
+                    top += hsize[hs[c, 1]]
+                    continue
                 roff[c, 1 - q] = roff[i, 1 - q]
                 roff[c, q] = top
                 top += hsize[hs[c, q]]
@@ -105,13 +116,25 @@ def normalize(iset_start, S, out):
 
 
 @njit(cache=True)
-def forward(seat, actor, hs, act_start, kind, child, trans, hs_off, tr_off, tr_pos, iset_off, iset_start, slot_k,
-            roff, sigma, reach):
+def forward(seat, actor, hs, act_start, kind, child, trans, trans1, hs_off, tr_off, tr_pos, iset_off, iset_start,
+            slot_k, roff, sigma, reach):
     """Reach probability of ``seat``'s hands at every node (its own contributions only)."""
     n = actor.shape[0]
     hsize = hs_off[1:] - hs_off[:-1]
     reach[roff[0, seat]:roff[0, seat] + hsize[hs[0, seat]]] = 1.0
     for i in range(n):
+        if actor[i] == NATURE:  # an announcement: the hands it allows keep their reach
+            src = roff[i, seat]
+            for e in range(act_start[i], act_start[i + 1]):
+                if kind[e] != CHILD:
+                    continue
+                t = trans[e] if seat == 0 else trans1[e]
+                dst = roff[child[e], seat]
+                for h in range(hsize[hs[i, seat]]):
+                    j = tr_pos[tr_off[t] + h]
+                    if j >= 0:
+                        reach[dst + j] = reach[src + h]
+            continue
         if actor[i] != seat:
             continue
         src = roff[i, seat]
@@ -129,7 +152,7 @@ def forward(seat, actor, hs, act_start, kind, child, trans, hs_off, tr_off, tr_p
 
 
 @njit(cache=True)
-def backward(seat, actor, hs, act_start, kind, child, util, trans, hs_off, hs_hands, tr_off, tr_pos, W,
+def backward(seat, actor, hs, act_start, kind, child, util, trans, trans1, hs_off, hs_hands, tr_off, tr_pos, W,
              iset_off, iset_start, slot_k, roff, voff, sigma, reach, values, redeal_value,
              update, R, S, mode, avg_weight, pos_discount, neg_discount, avg_discount, best_response):
     """Counterfactual values of ``seat`` bottom-up; returns the root's value (expected points).
@@ -156,6 +179,31 @@ def backward(seat, actor, hs, act_start, kind, child, util, trans, hs_off, hs_ha
         hp = hs_hands[hs_off[sp]:hs_off[sp] + np_]
         ho = hs_hands[hs_off[so]:hs_off[so] + no]
         vo = voff[i, seat]
+        if q == NATURE:  # an announcement: each hand pair takes the one branch it is consistent with
+            ro = roff[i, 1 - seat]
+            for h in range(np_):
+                values[vo + h] = 0.0
+            for k in range(na):
+                e = e0 + k
+                tp = trans[e] if seat == 0 else trans1[e]
+                to = trans1[e] if seat == 0 else trans[e]
+                if kind[e] == CHILD:
+                    vc = voff[child[e], seat]
+                    for h in range(np_):
+                        j = tr_pos[tr_off[tp] + h]
+                        if j >= 0:
+                            values[vo + h] += values[vc + j]
+                else:
+                    for h in range(np_):
+                        if tr_pos[tr_off[tp] + h] < 0:
+                            continue
+                        acc = 0.0
+                        for b in range(no):
+                            r = reach[ro + b]
+                            if r != 0.0 and tr_pos[tr_off[to] + b] >= 0:
+                                acc += (W[hp[h], ho[b]] if seat == 0 else W[ho[b], hp[h]]) * r
+                        values[vo + h] += sign * util[e] * acc
+            continue
         has_leaf = False
         for k in range(na):
             if kind[e0 + k] != CHILD:

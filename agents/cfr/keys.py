@@ -8,7 +8,9 @@ an agent never needs the engine state:
     p1 |h0 d0 s0,0 1:got 7c 1:got 9d 1:got As 1:raise 0:accept 1:play 9d ...
 
 Only the current (last) hand of the string counts. Roles: ``0`` = the dealer, ``1`` = the first
-player (*mano*), so a strategy solved with dealer 0 plays any hand by role. After an accepted redeal
+player (*mano*), so a strategy solved with dealer 0 plays any hand by role. An envido announcement
+(``envido HOLDER:POINTS``, after the accept) is a public label of its own (``tree.reveal_label``).
+After an accepted redeal
 the hand is the new one and ``redealt`` is set (see ``docs/cfr.md`` for how the redeal is treated).
 """
 
@@ -22,9 +24,10 @@ from truc_env.errors import TrucError
 from truc_env.rules import Rules
 
 from .abstraction import CardAbstraction, make_abstraction
-from .tree import PLAY
+from .tree import PLAY, reveal_label
 
 _ENTRY = re.compile(r"^(\d+):(.*)$")
+_ANNOUNCE = re.compile(r"^\d+:\d+$")  # after the token "envido": the envido holder and his points
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,16 @@ def parse_info_state(text: str, rules: Rules, ab: CardAbstraction | None = None)
     n = rules.players
     role = 0 if seat == dealer else (1 if seat == (dealer + 1) % n else -1)
     entries: list[list[str]] = []
-    for t in tokens[start + 3:]:
+    tail = tokens[start + 3:]
+    skip = False
+    for i, t in enumerate(tail):
+        if skip:
+            skip = False
+            continue
+        if t == "envido" and i + 1 < len(tail) and _ANNOUNCE.match(tail[i + 1]):
+            entries.append(["-1", "announce", *tail[i + 1].split(":")])  # "envido HOLDER:POINTS"
+            skip = True
+            continue
         m = _ENTRY.match(t)
         if m:
             entries.append([m.group(1), m.group(2)])
@@ -79,7 +91,10 @@ def parse_info_state(text: str, rules: Rules, ab: CardAbstraction | None = None)
                     deals.append([])
                 deals[-1].append(fam.parse(words[1]))
             continue
-        if words[0] == "play":
+        if words[0] == "announce":
+            holder, points = int(words[1]), int(words[2])
+            lab = reveal_label(0 if holder == dealer else 1, points)
+        elif words[0] == "play":
             card = fam.parse(words[1].split("=")[-1])
             lab = PLAY + ab.card_class[card]
         else:

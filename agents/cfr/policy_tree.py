@@ -43,7 +43,7 @@ from truc_env.rules import Rules, make_rules
 from truc_env.view import SeatObservation
 
 from .solver import PublicTreeSolver
-from .tree import CHILD, PLAY, REDEAL, PublicTree, build_tree, unsupported_reason
+from .tree import CHILD, NATURE, PLAY, REDEAL, REVEAL, PublicTree, build_tree, is_reveal, unsupported_reason
 
 
 # ---------------------------------------------------------------------------------- agents
@@ -152,7 +152,7 @@ def _deal(state: State, hands: list[list[int]]) -> None:
 
 
 def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: tuple, first_hand=None,
-                  perm: np.ndarray | None = None) -> State | None:
+                  perm: np.ndarray | None = None, others=None) -> State | None:
     """A real engine state at an information set: public ``path`` ((actor, label) pairs), ``actor``'s
     dealt hand (class tuple), and with ``first_hand`` (class tuple) the hand after an accepted redeal
     in which ``actor`` was first dealt that.
@@ -160,6 +160,8 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
     Cards follow the canonical assignment (module docstring), mapped through ``perm`` (a permutation of
     deck indices within each class, see :func:`suit_permutations`) when given. None where the
     engine cannot realise it (the hand holds a card the opponent played; a first hand too).
+    ``others`` (with envido, where every card is its own class): the opponent's hands the public
+    actions allow; the first one that fits is dealt, so the engine announces the path's envido result.
     """
     members = [list(m) for m in _Cards.of(ab, rules).members]
     if perm is not None:
@@ -194,7 +196,17 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
                 return None
             first[actor] += free[:k]
             taken |= set(free[:k])
-    other = played[1 - actor] + [x for x in reversed(rules.deck) if x not in taken][:rules.hand_size - len(played[1 - actor])]
+    if others is None:
+        other = played[1 - actor] + [x for x in reversed(rules.deck) if x not in taken][:rules.hand_size - len(played[1 - actor])]
+    else:
+        other = None
+        for oh in others:
+            cards_o = [members[c][0] for c in oh]
+            if not set(cards_o) & set(own) and set(played[1 - actor]) <= set(cards_o):
+                other = played[1 - actor] + [x for x in cards_o if x not in played[1 - actor]]
+                break
+        if other is None:
+            return None
     taken |= set(other)
     hands = [own, other] if actor == 0 else [other, own]
     st = State(rules, episode="hand", dealer=dealer, score=list(score))
@@ -206,6 +218,11 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
     _deal(st, hands)
     it = iter(cards)
     for _, lab in path:
+        if is_reveal(lab):  # the engine announces it from the dealt hands: check it agrees
+            role, points = divmod(lab - REVEAL, 64)
+            if st.env_result != (dealer if role == 0 else 1 - dealer, points):
+                return None
+            continue
         st.apply_action(st.L.play + st.L.card_index[next(it)] if lab >= PLAY else lab)
     return st
 
@@ -250,13 +267,16 @@ def tabulate_agent(tree: PublicTree, solver: PublicTreeSolver, fn, rules: Rules 
     passes = max(len(samples), len(perms))
     for node in tqdm(range(tree.n_nodes), desc="policy", unit="node", disable=not progress, mininterval=5):
         q = int(tree.actor[node])
+        if q == NATURE:
+            continue
         path = node_path(tree, node, parents)
+        others = [ab.hands[int(x)] for x in tree.hand_set(tree.hs[node, 1 - q])] if rules.envido else None
         for j, h in enumerate(tree.hand_set(tree.hs[node, q])):
             hand = ab.hands[int(h)]
             for i in range(passes):
                 first, perm = samples[i % len(samples)], perms[i % len(perms)]
                 st = infoset_state(rules, ab, tree.dealer, tree.score, path, q, hand,
-                                   None if first is None else first[q], perm)
+                                   None if first is None else first[q], perm, others)
                 if st is None:  # unreachable: uniform
                     probs, held = np.zeros(L.size), []
                 else:
@@ -531,7 +551,7 @@ def first_hand_samples(rules: Rules, ab, fn, dealer: int, score, k: int, seed: i
 def _tabulate(tree, solver, agent, fn, rules, first_hands, suits, seed, progress):
     perms = suit_permutations(tree.abstraction, rules, suits, seed)
     net = getattr(agent, "net", None)
-    if net is not None and hasattr(agent, "features"):
+    if net is not None and hasattr(agent, "features") and not rules.envido:  # envido: real states per infoset
         return tabulate_ppo(tree, solver, net, agent.features, rules, first_hands, perms, progress=progress)
     return tabulate_agent(tree, solver, fn, rules, first_hands, perms, progress)
 

@@ -37,6 +37,7 @@ class PublicTreeSolver:
         self.alpha, self.beta, self.gamma = alpha, beta, gamma
         self.redeal_value = float(redeal_value)
         t = tree
+        self.trans1 = t.trans1 if t.trans1 is not None else np.full(len(t.trans), -1, dtype=np.int64)
         (self.iset_off, self.iset_start, self.slot_k, self.roff, n_reach,
          self.voff) = K.layout(t.actor, t.hs, t.act_start, t.kind, t.child, t.trans, t.hs_off, t.tr_off, t.tr_pos)
         m = int(self.iset_start[-1])
@@ -62,15 +63,15 @@ class PublicTreeSolver:
     # ------------------------------------------------------------------ passes
     def _forward(self, seat, sigma):
         t = self.tree
-        K.forward(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.trans, t.hs_off, t.tr_off, t.tr_pos,
+        K.forward(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.trans, self.trans1, t.hs_off, t.tr_off, t.tr_pos,
                   self.iset_off, self.iset_start, self.slot_k, self.roff, sigma, self.reach)
 
     def _backward(self, seat, sigma, update=False, best_response=False, weights=(1.0, 1.0, 1.0, 1.0)):
         t = self.tree
         mode = {"cfr+": K.MODE_PLUS, "dcfr": K.MODE_DISCOUNT, "lcfr": K.MODE_DISCOUNT, "cfr": K.MODE_VANILLA}[self.algorithm]
         avg_weight, pos, neg, avg_disc = weights
-        return K.backward(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.util, t.trans, t.hs_off, t.hs_hands,
-                          t.tr_off, t.tr_pos, t.W, self.iset_off, self.iset_start, self.slot_k, self.roff, self.voff,
+        return K.backward(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.util, t.trans, self.trans1, t.hs_off,
+                          t.hs_hands, t.tr_off, t.tr_pos, t.W, self.iset_off, self.iset_start, self.slot_k, self.roff, self.voff,
                           sigma, self.reach, self.values, self.redeal_value, update, self.R, self.S, mode,
                           avg_weight, pos, neg, avg_disc, best_response)
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
+from math import perm
 
 import numpy as np
 
@@ -50,15 +51,26 @@ from .abstraction import CardAbstraction, make_abstraction
 
 PLAY = 1 << 16  # labels at and above: a card play of class (label - PLAY)
 STUCK = PLAY - 1  # a hand the public plays rule out, with no card left to play (see build_tree)
+REVEAL = 1 << 15  # labels REVEAL + 64 * role + points: the envido announcement (role 0 = the dealer)
 CHILD, LEAF, REDEAL = 0, 1, 2
+NATURE = 2  # actor of an announcement node: the hands decide which branch is taken
+MAX_ENVIDO_SEQUENCES = 10 ** 5  # 20,160 (8 cards, 3 each) build 11 M public nodes in 7 GB
+
+
+def reveal_label(role: int, points: int) -> int:
+    return REVEAL + 64 * role + points
+
+
+def is_reveal(label: int) -> bool:
+    return REVEAL <= label < REVEAL + 128
 
 
 def unsupported_reason(rules: Rules, score=(0, 0)) -> str | None:
     """Why the public-tree solver cannot solve this game exactly (None if it can)."""
     if rules.players != 2:
         return "it has more than two players"
-    if rules.envido or rules.flor:
-        return "envido and flor score private hands"
+    if rules.flor:
+        return "flor (an option) is not modelled by the public tree; envido is"
     if rules.eleven and any(s >= rules.eleven_score for s in score):
         return "special hands at 11 (hidden or partner-visible cards)"
     if rules.put_pass or rules.put_n or rules.signals.mode != "none":
@@ -90,6 +102,7 @@ class PublicTree:
     situations: int = 0
     stats: dict = field(default_factory=dict)
     vira: int = -1  # the vira of this subgame (Paulista), -1 without one
+    trans1: np.ndarray | None = None  # at an announcement (actor NATURE): seat 1's transition; trans is seat 0's
 
     @property
     def n_nodes(self) -> int:
@@ -106,10 +119,12 @@ class PublicTree:
         """Decision nodes, leaves, information sets and (information set, action) pairs."""
         sizes = np.diff(self.hs_off)
         nact = np.diff(self.act_start)
-        own = sizes[self.hs[np.arange(self.n_nodes), self.actor]]
+        seat = np.minimum(self.actor, 1)
+        own = np.where(self.actor == NATURE, 0, sizes[self.hs[np.arange(self.n_nodes), seat]])
         leaves = int(np.sum(self.kind != CHILD))
         # histories: every (public node, hand pair) with positive chance weight
-        return {"public_nodes": self.n_nodes, "public_leaves": leaves,
+        return {"public_nodes": int(np.sum(self.actor != NATURE)), "announcement_nodes": int(np.sum(self.actor == NATURE)),
+                "public_leaves": leaves,
                 "infosets": int(own.sum()), "infoset_actions": int((own * nact).sum()),
                 "hands": self.abstraction.n_hands}
 
@@ -119,7 +134,8 @@ def _situation_key(st: State, cls: dict, combined: tuple):
             tuple(st.trick_winners), tuple(st.trick_leaders), st.level, st.raises, st.last_raiser_side,
             st.all_in_called, st.all_in_accepted, st.special, st.call_kind, st.call_caller,
             tuple(st.call_queue), st.call_level, st.redeal_used, st.play_started, tuple(st.score),
-            tuple(st.hand_points), st.game_over, st.active, combined)
+            tuple(st.hand_points), st.game_over, st.active, tuple(st.env_calls), st.env_caller,
+            tuple(st.env_queue), st.env_done, st.env_result, combined)
 
 
 def vira_subgames(rules: Rules) -> list[tuple[int, float, tuple]]:
@@ -136,6 +152,39 @@ def vira_subgames(rules: Rules) -> list[tuple[int, float, tuple]]:
         groups.setdefault(make_abstraction(rules, "strength", v).mult, []).append(v)
     n = len(rules.deck)
     return [(members[0], len(members) / n, tuple(members)) for members in groups.values()]
+
+
+def hand_envido(ab: CardAbstraction) -> list[int]:
+    """Envido points of every hand (with envido every card is its own class, so a hand is its cards)."""
+    from truc_env.engine import envido_points
+
+    card_of = {k: c for c, k in ab.card_class.items()}
+    return [envido_points([card_of[k] for k in hand], ab.rules.family) for hand in ab.hands]
+
+
+def envido_outcomes(ab: CardAbstraction, dealer: int) -> list[tuple]:
+    """Every announcement a deal allows: (holder seat, points, a hand with them, a hand that loses to it).
+
+    Ties go to the first player (*mano*), so the other seat holds the points only against less.
+    """
+    values = hand_envido(ab)
+    card_of = {k: c for c, k in ab.card_class.items()}
+    mano = (dealer + 1) % 2
+    out = []
+    for holder in (0, 1):
+        for v in sorted(set(values)):
+            lose = [h for h, x in enumerate(values) if (x <= v if holder == mano else x < v)]
+            if lose:
+                win = values.index(v)
+                out.append((holder, v, [card_of[k] for k in ab.hands[win]], [card_of[k] for k in ab.hands[lose[0]]]))
+    return out
+
+
+def envido_constraint(holder: int, points: int, seat: int, dealer: int) -> tuple:
+    """What an announcement says of ``seat``'s hand: ("eq", v) for the holder, ("le"/"lt", v) else."""
+    if seat == holder:
+        return ("eq", points)
+    return ("le", points) if holder == (dealer + 1) % 2 else ("lt", points)
 
 
 def expand_situations(rules: Rules, dealer: int, score, abstraction: str, vira: int | None, verbose: bool = False):
@@ -167,6 +216,37 @@ def expand_situations(rules: Rules, dealer: int, score, abstraction: str, vira: 
     memo: dict = {}
     sit_actor: list = []
     sit_edges: list = []  # per situation: list of (label, class, kind, child situation, util)
+    outcomes = envido_outcomes(ab, dealer) if rules.envido else []
+
+    def settle(st: State, a: int, combined: tuple) -> int:
+        """The announcement node after an accepted envido: one branch per (holder, points).
+
+        The engine scores the envido from the dealt hands, so each branch gives it a pair of
+        stand-in hands with that result; which real hands can be on a branch is the unfolding's job.
+        """
+        key = ("reveal", _situation_key(st, cls, combined))
+        sid = memo.get(key)
+        if sid is not None:
+            return sid
+        edges = []
+        for holder, points, hand_w, hand_l in outcomes:
+            nxt = st.clone()
+            real = nxt.dealt_hands
+            nxt.dealt_hands = [list(hand_w), list(hand_l)] if holder == 0 else [list(hand_l), list(hand_w)]
+            nxt.apply_action(a)
+            if nxt.env_result != (holder, points):
+                raise TrucError(f"envido stand-in hands gave {nxt.env_result}, expected {(holder, points)}")
+            nxt.dealt_hands = real
+            lab = reveal_label(0 if holder == dealer else 1, points)
+            if nxt.current_player() == TERMINAL:
+                edges.append((lab, -1, LEAF, -1, float(nxt.returns()[0])))
+            else:
+                edges.append((lab, -1, CHILD, expand(nxt, combined), 0.0))
+        sid = len(sit_actor)
+        memo[key] = sid
+        sit_actor.append(NATURE)
+        sit_edges.append(edges)
+        return sid
 
     def expand(st: State, combined: tuple) -> int:
         key = _situation_key(st, cls, combined)
@@ -185,6 +265,9 @@ def expand_situations(rules: Rules, dealer: int, score, abstraction: str, vira: 
                 label, more = PLAY + c, combined[:c] + (combined[c] + 1,) + combined[c + 1:]
             else:
                 c, label, more = -1, a, combined
+                if a == L.ACCEPT and st.phase == "envido":
+                    edges.append((label, c, CHILD, settle(st, a, combined), 0.0))
+                    continue
             nxt = st.clone()
             nxt.apply_action(a)
             p = nxt.current_player()
@@ -212,20 +295,30 @@ def expand_situations(rules: Rules, dealer: int, score, abstraction: str, vira: 
     return ab, root_sit, sit_actor, sit_edges
 
 
-def unfold(ab: CardAbstraction, root_sit: int, sit_actor: list, sit_edges: list) -> dict:
-    """Unfold the memo into the tree's flat arrays, breadth first (parents before children)."""
-    # hand sets and transitions
+def unfold(ab: CardAbstraction, root_sit: int, sit_actor: list, sit_edges: list, dealer: int = 0) -> dict:
+    """Unfold the memo into the tree's flat arrays, breadth first (parents before children).
+
+    A hand set is keyed by what its seat has played and, after an envido announcement, by what the
+    announcement says of its envido points. An action no hand of the set can take is left out.
+    """
     hs_index: dict = {}
     hs_lists: list = []
     hs_counts: list = []
+    hs_cons: list = []
     hand_counts = [ab.counts(h) for h in ab.hands]
+    values = hand_envido(ab) if any(q == NATURE for q in sit_actor) else None
+    test = {"eq": lambda x, v: x == v, "le": lambda x, v: x <= v, "lt": lambda x, v: x < v}
 
-    def hand_set(P: tuple) -> int:
-        s = hs_index.get(P)
+    def hand_set(P: tuple, cons=None) -> int:
+        s = hs_index.get((P, cons))
         if s is None:
-            s = hs_index[P] = len(hs_lists)
-            hs_lists.append([i for i, hc in enumerate(hand_counts) if all(a >= b for a, b in zip(hc, P))])
+            s = hs_index[(P, cons)] = len(hs_lists)
+            hands = [i for i, hc in enumerate(hand_counts) if all(a >= b for a, b in zip(hc, P))]
+            if cons is not None:
+                hands = [i for i in hands if test[cons[0]](values[i], cons[1])]
+            hs_lists.append(hands)
             hs_counts.append(P)
+            hs_cons.append(cons)
         return s
 
     tr_index: dict = {}
@@ -246,50 +339,67 @@ def unfold(ab: CardAbstraction, root_sit: int, sit_actor: list, sit_edges: list)
             stuck_index[key] = hit
         return hit
 
-    def transition(s: int, c: int) -> tuple:
-        hit = tr_index.get((s, c))
+    def transition(s: int, c: int, cons=None) -> tuple:
+        """(child hand set, transition) of a play of class ``c`` (``c < 0``: an announcement ``cons``)."""
+        hit = tr_index.get((s, c, cons))
         if hit is None:
             P = hs_counts[s]
-            child = hand_set(P[:c] + (P[c] + 1,) + P[c + 1:])
+            if c >= 0:
+                child = hand_set(P[:c] + (P[c] + 1,) + P[c + 1:], hs_cons[s])
+            else:
+                child = hand_set(P, cons)
             where = {h: j for j, h in enumerate(hs_lists[child])}
             tr_lists.append([where.get(h, -1) for h in hs_lists[s]])
-            hit = tr_index[(s, c)] = (child, len(tr_lists) - 1)
+            hit = tr_index[(s, c, cons)] = (child, len(tr_lists) - 1)
         return hit
 
-    # unfold the memo into the tree, breadth first (parents before children)
     empty = hand_set((0,) * ab.n_classes)
     node_sit = [root_sit]
     node_hs = [(empty, empty)]
     act_start = [0]
-    label, kind, child, util, trans = [], [], [], [], []
+    label, kind, child, util, trans, trans1 = [], [], [], [], [], []
     n = 0
     while n < len(node_sit):
         sid = node_sit[n]
         q = sit_actor[sid]
         h0, h1 = node_hs[n]
         for lab, c, k, csid, u in sit_edges[sid]:
+            t = t1 = -1
+            if q == NATURE:  # an announcement: both hand sets narrow
+                role, points = divmod(lab - REVEAL, 64)
+                holder = dealer if role == 0 else 1 - dealer
+                n0, t = transition(h0, -1, envido_constraint(holder, points, 0, dealer))
+                n1, t1 = transition(h1, -1, envido_constraint(holder, points, 1, dealer))
+                if not hs_lists[n0] or not hs_lists[n1]:
+                    continue
+                pair = (n0, n1)
+            else:
+                hq = (h0, h1)[q]
+                if c >= 0:
+                    hq, t = transition(hq, c)
+                    if not hs_lists[hq]:
+                        continue
+                pair = (hq, h1) if q == 0 else (h0, hq)
             label.append(lab)
             kind.append(k)
             util.append(u)
-            t = -1
-            hq = (h0, h1)[q]
-            if c >= 0:
-                hq, t = transition(hq, c)
             trans.append(t)
+            trans1.append(t1)
             if k == CHILD:
                 child.append(len(node_sit))
                 node_sit.append(csid)
-                node_hs.append((hq, h1) if q == 0 else (h0, hq))
+                node_hs.append(pair)
             else:
                 child.append(-1)
         plays = tuple(c for _, c, _, _, _ in sit_edges[sid])
-        if min(plays) >= 0:
+        if q != NATURE and min(plays) >= 0:
             t = stuck((h0, h1)[q], plays)
             if t >= 0:
                 label.append(STUCK)
                 kind.append(LEAF)
                 util.append(0.0)
                 trans.append(t)
+                trans1.append(-1)
                 child.append(-1)
         act_start.append(len(label))
         n += 1
@@ -304,7 +414,7 @@ def unfold(ab: CardAbstraction, root_sit: int, sit_actor: list, sit_edges: list)
         act_start=np.array(act_start, dtype=np.int64),
         label=np.array(label, dtype=np.int32), kind=np.array(kind, dtype=np.int8),
         child=np.array(child, dtype=np.int64), util=np.array(util, dtype=np.float64),
-        trans=np.array(trans, dtype=np.int64),
+        trans=np.array(trans, dtype=np.int64), trans1=np.array(trans1, dtype=np.int64),
         hs_off=hs_off, hs_hands=np.array([h for x in hs_lists for h in x], dtype=np.int32), hs_counts=hs_counts,
         tr_off=tr_off, tr_pos=np.array([j for x in tr_lists for j in x], dtype=np.int32))
 
@@ -321,9 +431,17 @@ def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "
     if rules.vira and vira is None:
         raise TrucError(f"{rules.variant}: the vira is public chance after the deal; build one tree per vira "
                         "(build_tree(..., vira=card) for each of agents.cfr.tree.vira_subgames(rules))")
+    if rules.envido:  # no card merges with another: the tree grows with the card-play sequences
+        n, k = len(rules.deck), 2 * rules.hand_size
+        seqs = perm(n, k)
+        if seqs > MAX_ENVIDO_SEQUENCES:
+            raise TrucError(f"{rules.variant}: with envido every card is its own class, and {n} cards dealt "
+                            f"{rules.hand_size} each give {seqs:,} card-play sequences (limit "
+                            f"{MAX_ENVIDO_SEQUENCES:,}): the exact tree does not fit; shrink the game with the "
+                            "options ranks and hand_size (docs/cfr.md, heads-up Argentine truco)")
     t0 = time.time()
     ab, root_sit, sit_actor, sit_edges = expand_situations(rules, dealer, score, abstraction, vira, verbose)
-    arrays = unfold(ab, root_sit, sit_actor, sit_edges)
+    arrays = unfold(ab, root_sit, sit_actor, sit_edges, dealer)
     tree = PublicTree(rules=rules, abstraction=ab, dealer=dealer, score=tuple(score), W=ab.deal_weights(),
                       situations=len(sit_actor), vira=-1 if vira is None else vira, **arrays)
     tree.build_seconds = time.time() - t0

@@ -1,0 +1,193 @@
+"""Heads-up Argentine truco on the public tree: the envido announcement as a public branch.
+
+The envido result (who holds the best points, and how many) is announced; on the public tree it is
+a node whose branches narrow both seats' hands. Checks: hands walked through the engine and through
+the tree pay the same and stay in the hand sets; our CFR+ gives OpenSpiel's exploitability; the
+``cfr:`` agent plays Argentine hands from its strategy file.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from agents.cfr.solver import PublicTreeSolver
+from agents.cfr.strategy import StrategyTable, load_strategy, save_strategy
+from agents.cfr.tree import CHILD, NATURE, PLAY, build_tree, hand_envido, is_reveal, reveal_label
+from truc_env import TrucError, make_rules
+from truc_env.engine import State, sample_chance
+
+TINY = {"players": 2, "ranks": 1, "hand_size": 1, "max_raises": 1}
+TWO = {"players": 2, "ranks": 1, "hand_size": 2}
+
+
+def _walk(tree, rules, rng, hands=300):
+    """Random hands through the engine and the tree; returns how many crossed an announcement."""
+    ab = tree.abstraction
+    values = hand_envido(ab)
+    crossed = 0
+    for _ in range(hands):
+        s = State(rules, episode="hand", dealer=0)
+        while s.is_chance_node():
+            s.apply_action(sample_chance(s, rng))
+        dealt = [ab.hand_of_cards(s.dealt_hands[q]) for q in range(2)]
+        node = 0
+        while True:
+            for q in range(2):  # the dealt hands are among the hands the public actions allow
+                assert dealt[q] in tree.hand_set(tree.hs[node, q])
+            if tree.actor[node] == NATURE:
+                holder, points = s.env_result
+                lab = reveal_label(0 if holder == 0 else 1, points)
+                assert values[dealt[holder]] == points
+                crossed += 1
+            else:
+                assert tree.actor[node] == s.current_player()
+                a = int(rng.choice(s.legal_actions()))
+                L = s.L
+                lab = PLAY + ab.card_class[L.deck[a - L.play]] if L.play <= a < L.play + len(L.deck) else a
+                s.apply_action(a)
+            lo, hi = tree.act_start[node], tree.act_start[node + 1]
+            (e,) = np.nonzero(tree.label[lo:hi] == lab)[0] + lo
+            if tree.kind[e] == CHILD:
+                node = int(tree.child[e])
+                if tree.actor[node] == NATURE:
+                    continue
+            else:
+                assert s.is_terminal()
+                assert tree.util[e] == s.returns()[0]
+                break
+            if s.is_terminal():
+                raise AssertionError("the engine ended the hand before the tree")
+    return crossed
+
+
+def test_envido_announcement_narrows_hands_and_leaves_pay_what_the_engine_pays():
+    rules = make_rules("truco_argentino", **TWO, max_raises=2)
+    tree = build_tree(rules)
+    assert tree.size()["announcement_nodes"] > 0
+    assert _walk(tree, rules, np.random.default_rng(3), 400) > 20
+
+
+def test_envido_points_of_hands():
+    """20 + the two highest pips of a suit pair (figures count 0), else the highest pip."""
+    rules = make_rules("truco_argentino", players=2, ranks=4, hand_size=2)
+    tree_ab = build_tree(make_rules("truco_argentino", **TINY)).abstraction
+    assert sorted(set(hand_envido(tree_ab))) == [1, 3, 7]
+    from agents.cfr.abstraction import make_abstraction
+
+    ab = make_abstraction(rules)
+    fam = rules.family
+    values = hand_envido(ab)
+    for cards, expected in ((("7e", "1e"), 28), (("12e", "3e"), 23), (("12o", "3c"), 3), (("12o", "12c"), 0)):
+        assert values[ab.hand_of_cards([fam.parse(c) for c in cards])] == expected
+
+
+@pytest.mark.parametrize("iterations", [1, pytest.param(3, marks=pytest.mark.slow)])
+def test_openspiel_cfr_plus_gives_the_same_exploitability_with_envido(iterations):
+    pyspiel = pytest.importorskip("pyspiel")
+    from open_spiel.python.algorithms import cfr, exploitability
+
+    import truc_env.openspiel_game  # noqa: F401
+
+    game = pyspiel.load_game("python_truc", {"variant": "truco_argentino", "episode": "hand", "dealer": 0,
+                                             "options": json.dumps(TINY)})
+    theirs = cfr.CFRPlusSolver(game)
+    ours = PublicTreeSolver(build_tree(make_rules("truco_argentino", **TINY)), "cfr+")
+    for _ in range(iterations):
+        theirs.evaluate_and_update_policy()
+        ours.iterate(1)
+        assert exploitability.exploitability(game, theirs.average_policy()) == pytest.approx(
+            ours.exploitability(), abs=1e-6)
+
+
+def _save(tmp_path, tree, solver):
+    rules = tree.rules
+    path = str(tmp_path / "arg.npz")
+    header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key, "dealer": 0,
+              "score": [0, 0], "abstraction": tree.abstraction.kind, "algorithm": solver.algorithm,
+              "iterations": solver.iteration, "exploitability": solver.exploitability()}
+    save_strategy(path, header, {"main": StrategyTable.from_solver(tree, solver, solver.average_strategy())})
+    return path
+
+
+def test_openspiel_exploitability_of_our_argentine_strategy_equals_ours(tmp_path):
+    pyspiel = pytest.importorskip("pyspiel")
+    from open_spiel.python.algorithms import exploitability
+
+    import truc_env.openspiel_game  # noqa: F401
+    from agents.cfr.openspiel_export import to_tabular_policy
+
+    rules = make_rules("truco_argentino", **TINY)
+    tree = build_tree(rules)
+    solver = PublicTreeSolver(tree, "dcfr")
+    solver.iterate(40)
+    path = _save(tmp_path, tree, solver)
+    game = pyspiel.load_game("python_truc", {"variant": "truco_argentino", "episode": "hand", "dealer": 0,
+                                             "options": json.dumps(TINY)})
+    pol = to_tabular_policy(game, load_strategy(path))
+    assert exploitability.exploitability(game, pol) == pytest.approx(solver.exploitability(), abs=1e-5)
+
+
+def test_cfr_agent_reads_envido_announcements(tmp_path):
+    """Every decision of whole Argentine hands is found in the strategy, after announcements too."""
+    from agents.cfr import load_agent
+    from truc_env.observe import info_state_string
+
+    rules = make_rules("truco_argentino", **TWO, max_raises=2)
+    tree = build_tree(rules)
+    solver = PublicTreeSolver(tree, "cfr+")
+    solver.iterate(3)
+    agent = load_agent(_save(tmp_path, tree, solver), rules, seed=0)
+    rng = np.random.default_rng(5)
+    announced = 0
+    for _ in range(200):
+        s = State(rules, episode="hand", dealer=int(rng.integers(2)))
+        while not s.is_terminal():
+            if s.is_chance_node():
+                s.apply_action(sample_chance(s, rng))
+                continue
+            q = s.current_player()
+            mask = np.zeros(s.L.size, dtype=bool)
+            mask[s.legal_actions()] = True
+            text = info_state_string(s, q)
+            announced += "envido " in text and any(is_reveal(x) for x in agent.strategy.key_of(text).actions)
+            s.apply_action(agent.act({"info_state": text, "action_mask": mask}, mask))
+    assert agent.misses == 0 and agent.decisions > 500
+    assert announced > 0
+
+
+def test_flor_is_refused_clearly():
+    with pytest.raises(TrucError, match="flor"):
+        build_tree(make_rules("truco_argentino", players=2, flor=True))
+
+
+def test_full_deck_is_refused_as_too_large():
+    with pytest.raises(TrucError, match="does not fit.*ranks and hand_size"):
+        build_tree(make_rules("truco_argentino", players=2))
+
+
+def test_random_agent_is_the_uniform_strategy_with_envido():
+    """``truc exploitability`` on Argentine: engine states per information set reproduce the announcements."""
+    from agents.cfr import policy_tree as pt
+    from agents.random import RandomAgent
+
+    rules = make_rules("truco_argentino", **TINY)
+    solver = PublicTreeSolver(build_tree(rules))
+    uniform = solver.sigma.copy()
+    result = pt.policy_exploitability(RandomAgent(), rules, log=lambda m: None)
+    assert result["exploitability"] == pytest.approx(solver.exploitability(uniform), abs=1e-9)
+    assert result["exploitability"] > 1.0
+
+
+def test_cfr_agent_converts_back_to_its_own_exploitability_with_envido(tmp_path):
+    from agents.cfr import load_agent
+    from agents.cfr import policy_tree as pt
+
+    rules = make_rules("truco_argentino", **TINY)
+    tree = build_tree(rules)
+    solver = PublicTreeSolver(tree, "dcfr")
+    solver.iterate(30)
+    agent = load_agent(_save(tmp_path, tree, solver), rules)
+    result = pt.policy_exploitability(agent, rules, log=lambda m: None)
+    assert result["exploitability"] == pytest.approx(solver.exploitability(), abs=1e-5)
+    assert agent.misses == 0
