@@ -21,7 +21,7 @@ import numpy as np
 
 from truc_env.engine import State
 
-from .tree import PublicTree
+from .tree import NATURE, PublicTree
 
 
 def exact_sizes(tree: PublicTree) -> dict:
@@ -38,6 +38,8 @@ def exact_sizes(tree: PublicTree) -> dict:
     for n in range(tree.n_nodes):
         s0, s1 = int(tree.hs[n, 0]), int(tree.hs[n, 1])
         q = int(tree.actor[n])
+        if q == NATURE:  # an envido announcement: no decision
+            continue
         key = (s0, s1, q)
         hit = memo.get(key)
         if hit is None:
@@ -55,8 +57,11 @@ def exact_sizes(tree: PublicTree) -> dict:
         abs_hist += hit[0]
         conc_hist += hit[1]
         conc_isets += hit[2]
-    abs_isets = int(hs_size[tree.hs[np.arange(tree.n_nodes), tree.actor]].sum())
-    return {"public_nodes": tree.n_nodes, "histories": conc_hist, "infosets": conc_isets,
+    decide = tree.actor != NATURE
+    abs_isets = int(hs_size[tree.hs[decide, tree.actor[decide]]].sum())
+    if tree.rules.envido:  # every card its own class: the tree is the concrete game
+        conc_hist, conc_isets = abs_hist, abs_isets
+    return {"public_nodes": int(decide.sum()), "histories": conc_hist, "infosets": conc_isets,
             "histories_abstract": abs_hist, "infosets_abstract": abs_isets}
 
 
