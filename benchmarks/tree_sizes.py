@@ -5,8 +5,9 @@
     python benchmarks/tree_sizes.py put [--python-unfold] [--max-gb 12]
 
 Steps, each timed (wall and CPU seconds) with the process's peak resident memory after it: the memo of
-situations (``tree.expand_situations``), the unfolding into flat arrays (``agents.cfr.unfold.unfold_fast``,
-or ``tree.unfold`` with ``--python-unfold``), ``PublicTree.size()``, and with ``--solve`` the
+situations (``tree.expand_situations``), the unfolding into flat arrays (``agents.cfr.unfold``: the memo as
+arrays, the Python memo dropped, then ``unfold_memo`` without ``trans1``; or ``tree.unfold`` with
+``--python-unfold``), ``PublicTree.size()``, and with ``--solve`` the
 solver's set-up (``PublicTreeSolver(tree, "dcfr", dtype="float32")``), ``--iterations`` iterations and
 one ``evaluate()`` (exact best response). Before each big allocation the script estimates its bytes
 from counts it already has and stops (printing the estimate) past ``--max-gb``; run one at a time,
@@ -16,6 +17,7 @@ under ``/usr/bin/time -v`` for the kernel's own peak.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import resource
 import time
@@ -25,6 +27,15 @@ import numpy as np
 
 def peak_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def rss_gb() -> float:
+    """Resident memory now (Linux), the peak elsewhere."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize() / 2**30
+    except OSError:
+        return peak_gb()
 
 
 class Steps:
@@ -45,47 +56,43 @@ class Steps:
             print(f"| {name} | {w:.1f} | {c:.1f} | {p:.2f} |")
 
 
-def count_slots(act_start, trans, own, tr_off, tr_pos) -> int:
-    """(information set, action) pairs the solver stores: a play only for the hands that can make it."""
+def solver_bytes(tree, slot_bytes: int = 4) -> dict:
+    """What ``PublicTreeSolver`` allocates on top of the tree (kernels.layout, R/S/sigma, reach, values),
+    counted without edge-sized temporaries."""
     from numba import njit
 
     @njit(cache=False)
-    def run(act_start, trans, own, tr_off, tr_pos):
-        can = np.zeros(tr_off.shape[0] - 1, dtype=np.int64)
+    def count(actor, hs, act_start, kind, child, trans, sizes, tr_off, tr_pos):
+        can = np.zeros(tr_off.shape[0] - 1, dtype=np.int64)  # per transition: the hands that can make the play
         for t in range(can.shape[0]):
             for j in range(tr_off[t], tr_off[t + 1]):
                 can[t] += tr_pos[j] >= 0
-        total = 0
-        for i in range(act_start.shape[0] - 1):
+        isets = slots = values0 = values1 = 0
+        reach = sizes[hs[0, 0]] + sizes[hs[0, 1]]
+        for i in range(actor.shape[0]):
+            q = min(actor[i], 1)
+            own = sizes[hs[i, q]] if actor[i] <= 1 else 0
+            isets += own
+            values0 += sizes[hs[i, 0]]
+            values1 += sizes[hs[i, 1]]
             for e in range(act_start[i], act_start[i + 1]):
-                total += own[i] if trans[e] < 0 else can[trans[e]]
-        return total
+                slots += own if trans[e] < 0 else can[trans[e]]
+                if kind[e] == 0:
+                    reach += sizes[hs[child[e], q]]
+        return isets, slots, reach, max(values0, values1)
 
-    return int(run(act_start, trans, own, tr_off, tr_pos))
-
-
-def solver_bytes(tree, slot_bytes: int = 4) -> dict:
-    """What ``PublicTreeSolver`` allocates on top of the tree (kernels.layout, R/S/sigma, reach, values)."""
-    sizes = np.diff(tree.hs_off)
-    seat = np.minimum(tree.actor, 1)
-    own = sizes[tree.hs[np.arange(tree.n_nodes), seat]]
-    nact = np.diff(tree.act_start)
-    n, isets = tree.n_nodes, int(own.sum())
-    slots = count_slots(tree.act_start, tree.trans, own, tree.tr_off, tree.tr_pos)
-    parent_actor = np.repeat(seat, nact)
-    is_child = tree.kind == 0
-    kids = tree.child[is_child]
-    reach = int(sizes[tree.hs[0]].sum()) + int(sizes[tree.hs[kids, parent_actor[is_child]]].sum())
-    values = int(max(sizes[tree.hs[:, 0]].sum(), sizes[tree.hs[:, 1]].sum()))
+    isets, slots, reach, values = count(tree.actor, tree.hs, tree.act_start, tree.kind, tree.child, tree.trans,
+                                        np.diff(tree.hs_off), tree.tr_off, tree.tr_pos)
+    n = tree.n_nodes
     trans1 = 0 if getattr(tree, "trans1", None) is not None else 8 * tree.n_actions
     total = (8 * (n + 1) + 8 * (isets + 1) + slots + 16 * n + 16 * (n + 1) + 3 * slot_bytes * slots
              + 8 * reach + 8 * values + trans1)
-    return {"isets": isets, "slots": slots, "reach": reach, "values": values, "bytes": total}
+    return {"isets": int(isets), "slots": int(slots), "reach": int(reach), "values": int(values), "bytes": int(total)}
 
 
 def main():
     from agents.cfr import tree as T
-    from agents.cfr.unfold import _subtree_sizes, unfold_fast
+    from agents.cfr.unfold import memo_arrays, unfold_memo
     from truc_env.rules import make_rules
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -110,32 +117,29 @@ def main():
     else:
         print(f"{args.variant} {args.options}")
     steps = Steps()
-    memo = steps.run("expand (memo)", T.expand_situations, rules, 0, (0, 0), args.abstraction, vira)
-    ab, root, sit_actor, sit_edges = memo
-    n_edges = sum(len(e) for e in sit_edges)
-    print(f"  memo: {len(sit_actor):,} situations, {n_edges:,} edges; {ab.n_classes} classes, {ab.n_hands} hands")
-
-    # public nodes and edges from the memo alone (STUCK leaves aside), to size the arrays before making them
-    start = np.zeros(len(sit_edges) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in sit_edges], out=start[1:])
-    kinds = np.array([x[2] for e in sit_edges for x in e], dtype=np.int8)
-    kids = np.array([x[3] for e in sit_edges for x in e], dtype=np.int64)
-    nodes, edges, _ = _subtree_sizes(start, kinds, kids, root)
-    n_nodes, n_e = int(nodes[root]), int(edges[root])
-    del start, kinds, kids, nodes, edges
-    # tree arrays: 29 bytes per edge (+8 trans1) and 17 per node (+24 while unfolding); a stuck leaf per node at most
-    est = (37 * (n_e + n_nodes) + 41 * n_nodes) / 2**30
-    print(f"  public nodes {n_nodes:,}, edges {n_e:,} (+ STUCK leaves); arrays about {est:.1f} GB")
-    if est + peak_gb() > args.max_gb:
-        print(f"  stop: unfolding needs about {est + peak_gb():.1f} GB > --max-gb {args.max_gb}")
-        steps.table()
-        return
+    ab, root, sit_actor, sit_edges = steps.run("expand (memo)", T.expand_situations, rules, 0, (0, 0),
+                                               args.abstraction, vira)
+    situations = len(sit_actor)
+    print(f"  memo: {situations:,} situations, {sum(len(e) for e in sit_edges):,} edges; "
+          f"{ab.n_classes} classes, {ab.n_hands} hands")
     if args.python_unfold:
         arrays = steps.run("unfold (Python)", T.unfold, ab, root, sit_actor, sit_edges)
     else:
-        arrays = steps.run("unfold_fast", unfold_fast, ab, root, sit_actor, sit_edges, trans1=False)
-    situations = len(sit_actor)
-    del memo, sit_actor, sit_edges
+        memo = steps.run("memo to arrays", memo_arrays, root, sit_actor, sit_edges)
+        del sit_actor, sit_edges  # the Python memo: 1-2 GB in the 40-card games
+        gc.collect()
+        print(f"  resident after dropping the Python memo: {rss_gb():.2f} GB")
+        n_nodes, n_e = memo.sizes()
+        # tree arrays: 29 bytes per edge (+8 trans1), 17 per node (+24 while unfolding); a STUCK leaf per node at most
+        est = (29 * (n_e + n_nodes) + 41 * n_nodes) / 2**30
+        print(f"  public nodes {n_nodes:,}, edges {n_e:,} (+ STUCK leaves); arrays about {est:.1f} GB "
+              f"(+ {8 * (n_e + n_nodes) / 2**30:.1f} GB for trans1)")
+        if est + rss_gb() > args.max_gb:
+            print(f"  stop: unfolding needs about {est + rss_gb():.1f} GB > --max-gb {args.max_gb}")
+            steps.table()
+            return
+        arrays = steps.run("unfold_memo", unfold_memo, ab, memo, trans1=False)
+        del memo
     fields = set(T.PublicTree.__dataclass_fields__)
     tree = T.PublicTree(rules=rules, abstraction=ab, dealer=0, score=(0, 0), W=ab.deal_weights(),
                         situations=situations, vira=-1 if vira is None else vira,
@@ -151,9 +155,9 @@ def main():
     if args.solve:
         from agents.cfr.solver import PublicTreeSolver
 
-        if peak_gb() + need["bytes"] / 2**30 > args.max_gb:
+        if rss_gb() + need["bytes"] / 2**30 > args.max_gb:
             print(f"  no solve: the solver needs about {need['bytes'] / 2**30:.1f} GB more "
-                  f"(peak would be {peak_gb() + need['bytes'] / 2**30:.1f} GB > --max-gb {args.max_gb})")
+                  f"(peak would be {rss_gb() + need['bytes'] / 2**30:.1f} GB > --max-gb {args.max_gb})")
         else:
             solver = steps.run("solver set-up", PublicTreeSolver, tree, algorithm="dcfr", dtype="float32")
             steps.run(f"{args.iterations} DCFR iterations", solver.iterate, args.iterations)

@@ -7,7 +7,7 @@ import pytest
 
 from agents.cfr.solver import PublicTreeSolver
 from agents.cfr.tree import CHILD, LEAF, PLAY, REDEAL, STUCK, PublicTree, expand_situations, unfold, vira_subgames
-from agents.cfr.unfold import REVEAL, unfold_fast
+from agents.cfr.unfold import REVEAL, memo_arrays, unfold_fast
 from truc_env.rules import make_rules
 
 
@@ -57,9 +57,11 @@ def test_heads_up_paulista_every_vira_same_arrays():
 
 
 def test_heads_up_mineiro_stuck_leaves_same_arrays():
-    rules = make_rules("truco_mineiro", players=2, ranks=3)
-    arrays = _assert_same(_memo(rules))
+    memo = _memo(make_rules("truco_mineiro", players=2, ranks=3))
+    arrays = _assert_same(memo)
     stuck = arrays["label"] == STUCK
+    # the sizes counted on the memo, before unfolding: every node, every edge but the STUCK leaves
+    assert memo_arrays(*memo[1:]).sizes() == (len(arrays["actor"]), int((~stuck).sum()))
     assert stuck.any() and np.all(arrays["kind"][stuck] == LEAF) and np.all(arrays["trans"][stuck] >= 0)
 
 

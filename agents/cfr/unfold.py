@@ -20,6 +20,7 @@ Envido announcements (labels ``REVEAL <= label < STUCK``, actor ``NATURE``) are 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations_with_replacement
 
 import numpy as np
@@ -237,6 +238,58 @@ def _universe(ab: CardAbstraction):
     return univ, u_child
 
 
+@dataclass
+class Memo:
+    """The memo of situations as flat arrays: the edges of situation ``s`` are ``start[s]:start[s + 1]``."""
+
+    root: int
+    start: np.ndarray
+    actor: np.ndarray
+    label: np.ndarray
+    cls: np.ndarray
+    kind: np.ndarray
+    child: np.ndarray
+    util: np.ndarray
+    plays: np.ndarray  # per situation: its plays tuple (an index into plays_list) where only plays are legal, else -1
+    plays_list: list
+
+    def sizes(self) -> tuple[int, int]:
+        """Public nodes and edges of the unfolded tree (its STUCK leaves aside)."""
+        nodes, edges, ok = _subtree_sizes(self.start, self.kind, self.child, self.root)
+        if not ok:
+            raise ValueError("the memo has a cycle")
+        return int(nodes[self.root]), int(edges[self.root])
+
+
+def memo_arrays(root_sit: int, sit_actor: list, sit_edges: list) -> Memo | None:
+    """The memo of ``tree.expand_situations`` as arrays (None with envido announcements).
+
+    Dropping the Python memo afterwards frees its memory (1-2 GB for the 40-card games) before
+    :func:`unfold_memo` allocates the tree.
+    """
+    n_sit = len(sit_actor)
+    if any(a not in (0, 1) for a in sit_actor):
+        return None
+    start = np.zeros(n_sit + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((len(x) for x in sit_edges), dtype=np.int64, count=n_sit), out=start[1:])
+    n_e = int(start[-1])
+    flat = [x for edges in sit_edges for x in edges]
+    label = np.fromiter((x[0] for x in flat), dtype=np.int64, count=n_e)
+    if np.any((label >= REVEAL) & (label < STUCK)):
+        return None
+    columns = [np.fromiter((x[k] for x in flat), dtype=dt, count=n_e)
+               for k, dt in ((1, np.int64), (2, np.int8), (3, np.int64), (4, np.float64))]
+    del flat
+    # the plays tuple of every plays-only situation (its STUCK leaf is memoised per tuple, as in unfold)
+    plays_id: dict = {}
+    plays = np.full(n_sit, -1, dtype=np.int64)
+    for sid, edges in enumerate(sit_edges):
+        key = tuple(c for _, c, _, _, _ in edges)
+        if min(key) >= 0:
+            plays[sid] = plays_id.setdefault(key, len(plays_id))
+    return Memo(root_sit, start, np.asarray(sit_actor, dtype=np.int8), label, *columns, plays, list(plays_id))
+
+
 def unfold_fast(ab: CardAbstraction, root_sit: int, sit_actor: list, sit_edges: list, dealer: int = 0,
                 trans1: bool = True) -> dict | None:
     """The arrays of :func:`agents.cfr.tree.unfold` (identical), unfolded in numba.
@@ -246,32 +299,16 @@ def unfold_fast(ab: CardAbstraction, root_sit: int, sit_actor: list, sit_edges: 
     1's transition at an announcement) is all -1 without announcements; ``trans1=False`` leaves it
     out of the result (None), which saves 8 bytes per edge where the solver fills it itself.
     """
-    n_sit = len(sit_actor)
-    if any(a not in (0, 1) for a in sit_actor):
-        return None
-    counts = np.fromiter((len(x) for x in sit_edges), dtype=np.int64, count=n_sit)
-    sit_start = np.zeros(n_sit + 1, dtype=np.int64)
-    np.cumsum(counts, out=sit_start[1:])
-    n_e = int(sit_start[-1])
-    flat = [x for edges in sit_edges for x in edges]
-    e_label = np.fromiter((x[0] for x in flat), dtype=np.int64, count=n_e)
-    if np.any((e_label >= REVEAL) & (e_label < STUCK)):
-        return None
-    e_class = np.fromiter((x[1] for x in flat), dtype=np.int64, count=n_e)
-    e_kind = np.fromiter((x[2] for x in flat), dtype=np.int8, count=n_e)
-    e_child = np.fromiter((x[3] for x in flat), dtype=np.int64, count=n_e)
-    e_util = np.fromiter((x[4] for x in flat), dtype=np.float64, count=n_e)
-    del flat
-    actor_arr = np.asarray(sit_actor, dtype=np.int8)
+    memo = memo_arrays(root_sit, sit_actor, sit_edges)
+    return None if memo is None else unfold_memo(ab, memo, trans1)
 
-    # the plays tuple of every plays-only situation (its STUCK leaf is memoised per tuple, as in unfold)
-    plays_id: dict = {}
-    sit_plays = np.full(n_sit, -1, dtype=np.int64)
-    for sid, edges in enumerate(sit_edges):
-        plays = tuple(c for _, c, _, _, _ in edges)
-        if min(plays) >= 0:
-            sit_plays[sid] = plays_id.setdefault(plays, len(plays_id))
-    plays_list = list(plays_id)
+
+def unfold_memo(ab: CardAbstraction, memo: Memo, trans1: bool = True) -> dict | None:
+    """:func:`unfold_fast` from the memo's arrays."""
+    m = memo
+    root_sit, sit_start, actor_arr, e_label, e_class, e_kind, e_child, e_util, sit_plays = (
+        m.root, m.start, m.actor, m.label, m.cls, m.kind, m.child, m.util, m.plays)
+    plays_list = m.plays_list
     plays_start = np.zeros(len(plays_list) + 1, dtype=np.int64)
     np.cumsum([len(p) for p in plays_list], out=plays_start[1:])
     plays_cls = np.array([c for p in plays_list for c in p], dtype=np.int64)
