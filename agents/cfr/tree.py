@@ -441,7 +441,11 @@ def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "
                             "options ranks and hand_size (docs/cfr.md, heads-up Argentine truco)")
     t0 = time.time()
     ab, root_sit, sit_actor, sit_edges = expand_situations(rules, dealer, score, abstraction, vira, verbose)
-    arrays = unfold(ab, root_sit, sit_actor, sit_edges, dealer)
+    from .unfold import unfold_fast
+
+    arrays = unfold_fast(ab, root_sit, sit_actor, sit_edges, dealer)  # numba, the arrays' own memory
+    if arrays is None:  # envido announcements: the Python unfolding
+        arrays = unfold(ab, root_sit, sit_actor, sit_edges, dealer)
     tree = PublicTree(rules=rules, abstraction=ab, dealer=dealer, score=tuple(score), W=ab.deal_weights(),
                       situations=len(sit_actor), vira=-1 if vira is None else vira, **arrays)
     tree.build_seconds = time.time() - t0
