@@ -99,3 +99,10 @@ def test_labels_outside_the_announcements_are_unfolded(bad):
     lab, c, k, child, u = edges[root][0]
     edges[root][0] = (bad, -1, k, child, u)
     assert _assert_same((ab, root, actor, edges))["label"][0] == bad
+
+
+def test_envido_announcements_are_left_to_the_python_unfold():
+    rules = make_rules("truco_argentino", players=2, ranks=1, hand_size=1, max_raises=1)
+    assert unfold_fast(*_memo(rules)) is None
+    # without envido the same deck unfolds here, identically
+    _assert_same(_memo(make_rules("truco_argentino", players=2, ranks=2, hand_size=1, max_raises=1, envido=False)))
