@@ -441,13 +441,17 @@ def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "
                             "options ranks and hand_size (docs/cfr.md, heads-up Argentine truco)")
     t0 = time.time()
     ab, root_sit, sit_actor, sit_edges = expand_situations(rules, dealer, score, abstraction, vira, verbose)
-    from .unfold import unfold_fast
+    from .unfold import memo_arrays, unfold_memo
 
-    arrays = unfold_fast(ab, root_sit, sit_actor, sit_edges, dealer)  # numba, the arrays' own memory
-    if arrays is None:  # envido announcements: the Python unfolding
+    situations = len(sit_actor)
+    memo = memo_arrays(root_sit, sit_actor, sit_edges)
+    if memo is None:  # envido announcements: the Python unfolding
         arrays = unfold(ab, root_sit, sit_actor, sit_edges, dealer)
+    else:  # numba, in about the arrays' own memory; the Python memo is let go first (1-2 GB on 40 cards)
+        del sit_actor, sit_edges
+        arrays = unfold_memo(ab, memo, trans1=False)  # no announcements: the solver fills trans1 with -1
     tree = PublicTree(rules=rules, abstraction=ab, dealer=dealer, score=tuple(score), W=ab.deal_weights(),
-                      situations=len(sit_actor), vira=-1 if vira is None else vira, **arrays)
+                      situations=situations, vira=-1 if vira is None else vira, **arrays)
     tree.build_seconds = time.time() - t0
     return tree
 
