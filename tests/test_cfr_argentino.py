@@ -27,7 +27,7 @@ def _walk(tree, rules, rng, hands=300):
     values = hand_envido(ab)
     crossed = 0
     for _ in range(hands):
-        s = State(rules, episode="hand", dealer=0)
+        s = State(rules, episode="hand", dealer=tree.dealer, score=list(tree.score))
         while s.is_chance_node():
             s.apply_action(sample_chance(s, rng))
         dealt = [ab.hand_of_cards(s.dealt_hands[q]) for q in range(2)]
@@ -37,7 +37,7 @@ def _walk(tree, rules, rng, hands=300):
                 assert dealt[q] in tree.hand_set(tree.hs[node, q])
             if tree.actor[node] == NATURE:
                 holder, points = s.env_result
-                lab = reveal_label(0 if holder == 0 else 1, points)
+                lab = reveal_label(0 if holder == tree.dealer else 1, points)
                 assert values[dealt[holder]] == points
                 crossed += 1
             else:
@@ -66,6 +66,19 @@ def test_envido_announcement_narrows_hands_and_leaves_pay_what_the_engine_pays()
     tree = build_tree(rules)
     assert tree.size()["announcement_nodes"] > 0
     assert _walk(tree, rules, np.random.default_rng(3), 400) > 20
+
+
+def test_announcements_from_another_score_and_dealer():
+    """At 27-25 an accepted envido can end the game: leaves under the announcement; seat 1 deals."""
+    rules = make_rules("truco_argentino", **TINY)
+    tree = build_tree(rules, dealer=1, score=(27, 25))
+    nature = np.flatnonzero(tree.actor == NATURE)
+    leaves = [e for n in nature for e in range(tree.act_start[n], tree.act_start[n + 1]) if tree.kind[e] != CHILD]
+    assert leaves
+    assert _walk(tree, rules, np.random.default_rng(4), 400) > 20
+    solver = PublicTreeSolver(tree, "dcfr")
+    solver.iterate(30)
+    assert solver.exploitability() < 0.1
 
 
 def test_envido_points_of_hands():
