@@ -257,6 +257,23 @@ def test_train_cfr_runs_checkpoints_and_resumes(tmp_path):
     assert second["main"]["exploitability"] == pytest.approx(fresh.exploitability(), abs=1e-9)
 
 
+def test_train_cfr_refuses_bad_configs_clearly(tmp_path):
+    from train.cfr import main
+
+    cfg = tmp_path / "cfg.yaml"
+    with pytest.raises(TrucError, match="cannot read config"):
+        main(str(tmp_path / "missing.yaml"))
+    cfg.write_text("variant: [le_truc\n")
+    with pytest.raises(TrucError, match="not valid YAML"):
+        main(str(cfg))
+    cfg.write_text("- le_truc\n")
+    with pytest.raises(TrucError, match="mapping of settings"):
+        main(str(cfg))
+    cfg.write_text("variant: le_truc\niteratoins: 5\n")
+    with pytest.raises(TrucError, match="unknown setting.*iteratoins"):
+        main(str(cfg))
+
+
 def test_redeal_is_solved_in_two_parts(tmp_path):
     from agents.cfr import load_agent
     from train.cfr import main

@@ -30,11 +30,12 @@ import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-import yaml
 
 from truc_env.atomic import atomic_open, atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
+
+from .yaml_config import read_mapping
 
 
 @dataclass
@@ -86,15 +87,7 @@ class CFRConfig:
 
 
 def load_config(path: str) -> CFRConfig:
-    try:
-        with open(path) as f:
-            raw = yaml.safe_load(f) or {}
-    except OSError as e:
-        raise TrucError(f"cannot read config {path}: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise TrucError(f"config {path} is not valid YAML: {e}") from None
-    if not isinstance(raw, dict):
-        raise TrucError(f"config {path} must be a mapping of settings")
+    raw = read_mapping(path)
     known = set(CFRConfig.__dataclass_fields__)
     unknown = set(raw) - known
     if unknown:

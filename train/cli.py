@@ -6,22 +6,13 @@ import argparse
 import json
 import sys
 
-import yaml
-
 from truc_env.errors import TrucError
 
 
 def _load_config(path: str) -> dict:
-    try:
-        with open(path) as f:
-            cfg = yaml.safe_load(f) or {}
-    except OSError as e:
-        raise TrucError(f"cannot read config {path}: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise TrucError(f"config {path} is not valid YAML: {e}") from None
-    if not isinstance(cfg, dict):
-        raise TrucError(f"config {path} must be a mapping of settings")
-    return cfg
+    from train.yaml_config import read_mapping
+
+    return read_mapping(path)
 
 
 def cmd_rules(args) -> None:

@@ -57,7 +57,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-import yaml
 from torch import nn
 
 import truc_env
@@ -195,16 +194,9 @@ class PPOConfig:
 
     @classmethod
     def from_yaml(cls, path: str) -> PPOConfig:
-        try:
-            with open(path) as f:
-                d = yaml.safe_load(f) or {}
-        except OSError as e:
-            raise TrucError(f"cannot read config {path}: {e.strerror}") from None
-        except yaml.YAMLError as e:
-            raise TrucError(f"config {path} is not valid YAML: {e}") from None
-        if not isinstance(d, dict):
-            raise TrucError(f"config {path} must be a mapping of settings")
-        return cls.from_dict(d)
+        from train.yaml_config import read_mapping
+
+        return cls.from_dict(read_mapping(path))
 
     def validate(self) -> None:
         def need(ok, what):
