@@ -19,9 +19,17 @@ sizes in strength order; in the full deck the four suits of a rank) share one su
 (:func:`vira_subgames`). A best response conditions on the public vira, so the whole hand's
 best-response values and exploitability are the subgames' weighted by the chance of their viras.
 
-Arrays (``N`` decision nodes, ``E`` actions):
+Heads-up Argentine truco has envido: when one is accepted the engine announces who holds the best
+points and how many. That public announcement is a node of its own (actor ``NATURE``) whose branches
+(labels ``reveal_label(role, points)``) narrow both seats' hand sets: the holder's to the hands with
+those points, the other's to those with fewer (or as many, if the holder is the first player, who
+wins ties). Every pair of hands takes exactly one branch. With envido no two cards are
+interchangeable, so every card is its own class, and decks too big for that are refused.
 
-- ``actor[N]``; ``hs[N, 2]``: the hand set of each seat (hands that contain what it has played);
+Arrays (``N`` nodes, ``E`` actions):
+
+- ``actor[N]`` (0, 1, or ``NATURE`` at an announcement); ``hs[N, 2]``: the hand set of each seat
+  (hands that contain what it has played, and agree with any announcement);
 - ``act_start[N + 1]``: node ``n``'s actions are ``act_start[n]:act_start[n + 1]``;
 - ``label[E]``: the engine action id, or ``PLAY + class`` for a card play, or ``STUCK``: where the
   only actions are card plays, a hand whose remaining cards the opponent has already played (so
@@ -29,7 +37,8 @@ Arrays (``N`` decision nodes, ``E`` actions):
   leaf worth 0 open to those hands alone keeps every information set non-empty;
 - ``kind[E]``: ``CHILD`` (``child[E]`` is a node), ``LEAF`` (``util[E]``: seat 0's points) or
   ``REDEAL`` (an accepted redeal: valued by the solver, see ``docs/cfr.md``);
-- ``trans[E]``: for a play, a transition: ``tr_pos[tr_off[t]:tr_off[t + 1]]`` gives, for each hand
+- ``trans[E]`` (and ``trans1[E]``: seat 1's at an announcement, where ``trans`` is seat 0's; None
+  without announcements): for a play, a transition: ``tr_pos[tr_off[t]:tr_off[t + 1]]`` gives, for each hand
   of the actor's set, its position in the child's set, or -1 if it cannot make that play;
 - ``hs_off``/``hs_hands``: the hands (indices into ``abstraction.hands``) of each hand set.
 """
