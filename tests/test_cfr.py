@@ -5,11 +5,12 @@ import os
 
 import numpy as np
 import pytest
+from cfr_walk import walk_hand
 
 from agents.cfr.abstraction import make_abstraction
 from agents.cfr.solver import PublicTreeSolver
 from agents.cfr.strategy import StrategyTable, load_strategy, save_strategy
-from agents.cfr.tree import CHILD, PLAY, build_tree
+from agents.cfr.tree import PLAY, build_tree
 from truc_env import TrucError, make_rules
 from truc_env.engine import State, sample_chance
 from truc_env.observe import info_state_string
@@ -35,36 +36,13 @@ def _save(tmp_path, tree, solver, name="s.npz"):
     return path
 
 
-def _label(tree, rules, state, action):
-    L = state.L
-    if L.play <= action < L.play + len(L.deck):
-        return PLAY + tree.abstraction.card_class[L.deck[action - L.play]]
-    return action
-
-
 def test_public_tree_leaves_pay_what_the_engine_pays():
     """Random hands walked through the engine and through the public tree end at the same points."""
     rules = make_rules("le_truc", redeal=False, hand_size=2, max_raises=3)
     tree = build_tree(rules)
     rng = np.random.default_rng(1)
     for _ in range(300):
-        s = State(rules, episode="hand", dealer=0)
-        node = 0
-        while not s.is_terminal():
-            if s.is_chance_node():
-                s.apply_action(sample_chance(s, rng))
-                continue
-            assert tree.actor[node] == s.current_player()
-            a = int(rng.choice(s.legal_actions()))
-            lab = _label(tree, rules, s, a)
-            lo, hi = tree.act_start[node], tree.act_start[node + 1]
-            (e,) = np.nonzero(tree.label[lo:hi] == lab)[0] + lo
-            s.apply_action(a)
-            if tree.kind[e] == CHILD:
-                node = tree.child[e]
-            else:
-                assert s.is_terminal()
-                assert tree.util[e] == s.returns()[0]
+        walk_hand(tree, State(rules, episode="hand", dealer=0), rng)
 
 
 def test_deal_weights_are_a_distribution():

@@ -10,10 +10,11 @@ import json
 
 import numpy as np
 import pytest
+from cfr_walk import walk_hand
 
 from agents.cfr.solver import PublicTreeSolver
 from agents.cfr.strategy import StrategyTable, load_strategy, save_strategy
-from agents.cfr.tree import CHILD, NATURE, PLAY, build_tree, hand_envido, is_reveal, reveal_label
+from agents.cfr.tree import CHILD, NATURE, build_tree, hand_envido, is_reveal
 from truc_env import TrucError, make_rules
 from truc_env.engine import State, sample_chance
 
@@ -22,7 +23,8 @@ TWO = {"players": 2, "ranks": 1, "hand_size": 2}
 
 
 def _walk(tree, rules, rng, hands=300):
-    """Random hands through the engine and the tree; returns how many crossed an announcement."""
+    """Random hands through the engine and the tree, the dealt hands checked to stay in the hand sets
+    and the announced holder to hold the announced points; returns how many crossed an announcement."""
     ab = tree.abstraction
     values = hand_envido(ab)
     crossed = 0
@@ -31,33 +33,15 @@ def _walk(tree, rules, rng, hands=300):
         while s.is_chance_node():
             s.apply_action(sample_chance(s, rng))
         dealt = [ab.hand_of_cards(s.dealt_hands[q]) for q in range(2)]
-        node = 0
-        while True:
+
+        def check(node, state, dealt=dealt):
             for q in range(2):  # the dealt hands are among the hands the public actions allow
                 assert dealt[q] in tree.hand_set(tree.hs[node, q])
             if tree.actor[node] == NATURE:
-                holder, points = s.env_result
-                lab = reveal_label(0 if holder == tree.dealer else 1, points)
+                holder, points = state.env_result
                 assert values[dealt[holder]] == points
-                crossed += 1
-            else:
-                assert tree.actor[node] == s.current_player()
-                a = int(rng.choice(s.legal_actions()))
-                L = s.L
-                lab = PLAY + ab.card_class[L.deck[a - L.play]] if L.play <= a < L.play + len(L.deck) else a
-                s.apply_action(a)
-            lo, hi = tree.act_start[node], tree.act_start[node + 1]
-            (e,) = np.nonzero(tree.label[lo:hi] == lab)[0] + lo
-            if tree.kind[e] == CHILD:
-                node = int(tree.child[e])
-                if tree.actor[node] == NATURE:
-                    continue
-            else:
-                assert s.is_terminal()
-                assert tree.util[e] == s.returns()[0]
-                break
-            if s.is_terminal():
-                raise AssertionError("the engine ended the hand before the tree")
+
+        crossed += walk_hand(tree, s, rng, on_node=check)
     return crossed
 
 

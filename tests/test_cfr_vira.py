@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from cfr_walk import walk_hand
 
 from agents.cfr.solver import PublicTreeSolver
 from agents.cfr.tree import CHILD, PLAY, STUCK, build_tree, unsupported_reason, vira_subgames
@@ -75,23 +76,9 @@ def test_public_tree_leaves_pay_what_the_engine_pays():
         s = State(rules, episode="hand", dealer=0)
         while s.is_chance_node():
             s.apply_action(sample_chance(s, rng))
-        tree = trees[s.vira]
         from agents.cfr.abstraction import make_abstraction
 
-        cls = make_abstraction(rules, vira=s.vira).card_class
-        node = 0
-        while not s.is_terminal():
-            assert tree.actor[node] == s.current_player()
-            a = int(rng.choice(s.legal_actions()))
-            L = s.L
-            lab = PLAY + cls[L.deck[a - L.play]] if L.play <= a < L.play + len(L.deck) else a
-            lo, hi = tree.act_start[node], tree.act_start[node + 1]
-            (e,) = np.nonzero(tree.label[lo:hi] == lab)[0] + lo
-            s.apply_action(a)
-            if tree.kind[e] == CHILD:
-                node = tree.child[e]
-            else:
-                assert s.is_terminal() and tree.util[e] == s.returns()[0]
+        walk_hand(trees[s.vira], s, rng, make_abstraction(rules, vira=s.vira).card_class)
 
 
 @pytest.mark.parametrize("abstraction", ["strength", "none"])

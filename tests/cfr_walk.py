@@ -1,0 +1,43 @@
+"""A random hand played through the engine and through a public tree together (the CFR tests)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.cfr.tree import CHILD, NATURE, PLAY, reveal_label
+from truc_env.engine import sample_chance
+
+
+def walk_hand(tree, state, rng, card_class=None, on_node=None) -> int:
+    """Play ``state`` to the end of its hand with random legal actions, following the tree edge by edge.
+
+    Checks that the tree's actor is the engine's at every decision and that the leaf pays what the
+    engine pays. At an envido announcement the branch is the one the engine announced. ``card_class``
+    keys card plays (default: the tree's abstraction; Paulista: that of the vira turned);
+    ``on_node(node, state)`` is called at every node reached. Returns the announcements crossed.
+    """
+    cls = tree.abstraction.card_class if card_class is None else card_class
+    node, crossed = 0, 0
+    while True:
+        if state.is_chance_node():
+            state.apply_action(sample_chance(state, rng))
+            continue
+        if on_node is not None:
+            on_node(node, state)
+        if tree.actor[node] == NATURE:
+            holder, points = state.env_result
+            lab = reveal_label(0 if holder == tree.dealer else 1, points)
+            crossed += 1
+        else:
+            assert tree.actor[node] == state.current_player()
+            a = int(rng.choice(state.legal_actions()))
+            L = state.L
+            lab = PLAY + cls[L.deck[a - L.play]] if L.play <= a < L.play + len(L.deck) else a
+            state.apply_action(a)
+        lo, hi = tree.act_start[node], tree.act_start[node + 1]
+        (e,) = np.nonzero(tree.label[lo:hi] == lab)[0] + lo
+        if tree.kind[e] != CHILD:
+            assert state.is_terminal()
+            assert tree.util[e] == state.returns()[0]
+            return crossed
+        node = int(tree.child[e])
