@@ -43,7 +43,7 @@ from truc_env.rules import Rules, make_rules
 from truc_env.view import SeatObservation
 
 from .solver import PublicTreeSolver
-from .tree import CHILD, NATURE, PLAY, REDEAL, REVEAL, PublicTree, build_tree, is_reveal, unsupported_reason
+from .tree import CHILD, NATURE, PLAY, REDEAL, PublicTree, announcement, build_tree, is_reveal, unsupported_reason
 
 
 # ---------------------------------------------------------------------------------- agents
@@ -219,8 +219,7 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
     it = iter(cards)
     for _, lab in path:
         if is_reveal(lab):  # the engine announces it from the dealt hands: check it agrees
-            role, points = divmod(lab - REVEAL, 64)
-            if st.env_result != (dealer if role == 0 else 1 - dealer, points):
+            if st.env_result != announcement(lab, dealer):
                 return None
             continue
         st.apply_action(st.L.play + st.L.card_index[next(it)] if lab >= PLAY else lab)

@@ -74,6 +74,12 @@ def is_reveal(label: int) -> bool:
     return REVEAL <= label < REVEAL + 128
 
 
+def announcement(label: int, dealer: int) -> tuple[int, int]:
+    """(holder seat, points) of an announcement label, in a hand ``dealer`` deals."""
+    role, points = divmod(label - REVEAL, 64)
+    return (dealer if role == 0 else 1 - dealer), points
+
+
 def unsupported_reason(rules: Rules, score=(0, 0)) -> str | None:
     """Why the public-tree solver cannot solve this game exactly (None if it can)."""
     if rules.players != 2:
@@ -375,8 +381,7 @@ def unfold(ab: CardAbstraction, root_sit: int, sit_actor: list, sit_edges: list,
         for lab, c, k, csid, u in sit_edges[sid]:
             t = t1 = -1
             if q == NATURE:  # an announcement: both hand sets narrow
-                role, points = divmod(lab - REVEAL, 64)
-                holder = dealer if role == 0 else 1 - dealer
+                holder, points = announcement(lab, dealer)
                 n0, t = transition(h0, -1, envido_constraint(holder, points, 0, dealer))
                 n1, t1 = transition(h1, -1, envido_constraint(holder, points, 1, dealer))
                 if not hs_lists[n0] or not hs_lists[n1]:

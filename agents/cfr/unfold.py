@@ -27,11 +27,8 @@ import numpy as np
 from numba import njit
 
 from .abstraction import CardAbstraction
+from .tree import CHILD, REVEAL, STUCK  # tree.py imports this module only inside build_tree
 
-PLAY = 1 << 16  # as agents.cfr.tree (not imported: tree.py may import this module)
-STUCK = PLAY - 1
-REVEAL = 1 << 15
-CHILD = 0
 NO_HAND_SET = -2  # a transition leaves the universe of played counts (the tables are wrong)
 
 
