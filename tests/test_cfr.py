@@ -5,11 +5,11 @@ import os
 
 import numpy as np
 import pytest
-from cfr_walk import walk_hand
+from cfr_helpers import save_solved, walk_hand
 
 from agents.cfr.abstraction import make_abstraction
 from agents.cfr.solver import PublicTreeSolver
-from agents.cfr.strategy import StrategyTable, load_strategy, save_strategy
+from agents.cfr.strategy import load_strategy
 from agents.cfr.tree import PLAY, build_tree
 from truc_env import TrucError, make_rules
 from truc_env.engine import State, sample_chance
@@ -24,16 +24,6 @@ def _solve(options, iterations=50, algorithm="cfr+", abstraction="strength"):
     solver = PublicTreeSolver(tree, algorithm)
     solver.iterate(iterations)
     return tree, solver
-
-
-def _save(tmp_path, tree, solver, name="s.npz"):
-    rules = tree.rules
-    path = str(tmp_path / name)
-    header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key, "dealer": 0,
-              "score": [0, 0], "abstraction": tree.abstraction.kind, "algorithm": solver.algorithm,
-              "iterations": solver.iteration, "exploitability": solver.exploitability()}
-    save_strategy(path, header, {"main": StrategyTable.from_solver(tree, solver, solver.average_strategy())})
-    return path
 
 
 def test_public_tree_leaves_pay_what_the_engine_pays():
@@ -123,7 +113,7 @@ def test_openspiel_exploitability_of_our_strategy_equals_ours(tmp_path):
     from agents.cfr.openspiel_export import to_tabular_policy
 
     tree, solver = _solve(TINY, 30)
-    path = _save(tmp_path, tree, solver)
+    path = save_solved(tmp_path, tree, solver)
     game = pyspiel.load_game("python_truc", {"variant": "le_truc", "episode": "hand", "dealer": 0,
                                              "options": json.dumps(TINY)})
     pol = to_tabular_policy(game, load_strategy(path))
@@ -152,7 +142,7 @@ def test_openspiel_cfr_plus_two_card_hands_without_abstraction():
 
 def test_strategy_file_refuses_other_rules_and_corrupt_files(tmp_path):
     tree, solver = _solve(TINY, 5)
-    path = _save(tmp_path, tree, solver)
+    path = save_solved(tmp_path, tree, solver)
     s = load_strategy(path, make_rules("le_truc", **TINY))
     assert s.header["rules_key"] == make_rules("le_truc", **TINY).key
     assert s.header["truc_env_version"]
@@ -174,7 +164,7 @@ def test_cfr_agent_plays_every_decision_from_the_strategy(tmp_path):
 
     rules = make_rules("le_truc", **SMALL)
     tree, solver = _solve(SMALL, 30)
-    agent = load_agent(_save(tmp_path, tree, solver), rules, seed=3)
+    agent = load_agent(save_solved(tmp_path, tree, solver), rules, seed=3)
     rng = np.random.default_rng(0)
     for dealer in (0, 1):
         for _ in range(40):
@@ -196,7 +186,7 @@ def test_agent_probabilities_match_the_average_strategy(tmp_path):
 
     rules = make_rules("le_truc", **TINY)
     tree, solver = _solve(TINY, 20)
-    agent = load_agent(_save(tmp_path, tree, solver), rules)
+    agent = load_agent(save_solved(tmp_path, tree, solver), rules)
     avg = solver.average_strategy()
     # the first player's first decision, holding the top card
     s = State(rules, episode="hand", dealer=0)

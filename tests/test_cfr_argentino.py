@@ -10,10 +10,10 @@ import json
 
 import numpy as np
 import pytest
-from cfr_walk import walk_hand
+from cfr_helpers import save_solved, walk_hand
 
 from agents.cfr.solver import PublicTreeSolver
-from agents.cfr.strategy import StrategyTable, load_strategy, save_strategy
+from agents.cfr.strategy import load_strategy
 from agents.cfr.tree import CHILD, NATURE, build_tree, hand_envido, is_reveal
 from truc_env import TrucError, make_rules
 from truc_env.engine import State, sample_chance
@@ -98,16 +98,6 @@ def test_openspiel_cfr_plus_gives_the_same_exploitability_with_envido(iterations
             ours.exploitability(), abs=1e-6)
 
 
-def _save(tmp_path, tree, solver):
-    rules = tree.rules
-    path = str(tmp_path / "arg.npz")
-    header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key, "dealer": 0,
-              "score": [0, 0], "abstraction": tree.abstraction.kind, "algorithm": solver.algorithm,
-              "iterations": solver.iteration, "exploitability": solver.exploitability()}
-    save_strategy(path, header, {"main": StrategyTable.from_solver(tree, solver, solver.average_strategy())})
-    return path
-
-
 def test_openspiel_exploitability_of_our_argentine_strategy_equals_ours(tmp_path):
     pyspiel = pytest.importorskip("pyspiel")
     from open_spiel.python.algorithms import exploitability
@@ -119,7 +109,7 @@ def test_openspiel_exploitability_of_our_argentine_strategy_equals_ours(tmp_path
     tree = build_tree(rules)
     solver = PublicTreeSolver(tree, "dcfr")
     solver.iterate(40)
-    path = _save(tmp_path, tree, solver)
+    path = save_solved(tmp_path, tree, solver, "arg.npz")
     game = pyspiel.load_game("python_truc", {"variant": "truco_argentino", "episode": "hand", "dealer": 0,
                                              "options": json.dumps(TINY)})
     pol = to_tabular_policy(game, load_strategy(path))
@@ -135,7 +125,7 @@ def test_cfr_agent_reads_envido_announcements(tmp_path):
     tree = build_tree(rules)
     solver = PublicTreeSolver(tree, "cfr+")
     solver.iterate(3)
-    agent = load_agent(_save(tmp_path, tree, solver), rules, seed=0)
+    agent = load_agent(save_solved(tmp_path, tree, solver, "arg.npz"), rules, seed=0)
     rng = np.random.default_rng(5)
     announced = 0
     for _ in range(200):
@@ -185,7 +175,7 @@ def test_cfr_agent_converts_back_to_its_own_exploitability_with_envido(tmp_path)
     tree = build_tree(rules)
     solver = PublicTreeSolver(tree, "dcfr")
     solver.iterate(30)
-    agent = load_agent(_save(tmp_path, tree, solver), rules)
+    agent = load_agent(save_solved(tmp_path, tree, solver, "arg.npz"), rules)
     result = pt.policy_exploitability(agent, rules, log=lambda m: None)
     assert result["exploitability"] == pytest.approx(solver.exploitability(), abs=1e-5)
     assert agent.misses == 0

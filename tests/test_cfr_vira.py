@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from cfr_walk import walk_hand
+from cfr_helpers import walk_hand
 
 from agents.cfr.solver import PublicTreeSolver
 from agents.cfr.tree import CHILD, PLAY, STUCK, build_tree, unsupported_reason, vira_subgames

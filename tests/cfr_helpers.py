@@ -1,9 +1,10 @@
-"""A random hand played through the engine and through a public tree together (the CFR tests)."""
+"""Helpers of the CFR tests: a random hand walked through the engine and a public tree; a solver saved."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from agents.cfr.strategy import StrategyTable, save_strategy
 from agents.cfr.tree import CHILD, NATURE, PLAY, reveal_label
 from truc_env.engine import sample_chance
 
@@ -41,3 +42,15 @@ def walk_hand(tree, state, rng, card_class=None, on_node=None) -> int:
             assert tree.util[e] == state.returns()[0]
             return crossed
         node = int(tree.child[e])
+
+
+def save_solved(tmp_path, tree, solver, name="s.npz") -> str:
+    """The solver's average strategy as a strategy file (one part, ``main``); returns its path."""
+    rules = tree.rules
+    path = str(tmp_path / name)
+    header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key,
+              "dealer": tree.dealer, "score": list(tree.score), "abstraction": tree.abstraction.kind,
+              "algorithm": solver.algorithm, "iterations": solver.iteration,
+              "exploitability": solver.exploitability()}
+    save_strategy(path, header, {"main": StrategyTable.from_solver(tree, solver, solver.average_strategy())})
+    return path
