@@ -11,7 +11,7 @@ channel. A thin adapter over `truc_env.engine.State`: the rules live there, not 
 | Agents             | `player_0 .. player_{n-1}` (seat i = `player_i`, seats in play order)       |
 | Action space       | `Discrete(layout.size)`, fixed per Rules (`truc_env.actions.layout_of`)     |
 | Observation space  | `Dict(observation=Box(0, 1, (size,), float32), action_mask=Box(0, 1, (A,), int8))` |
-| Render modes       | `ansi` (returns the table as text), `human` (prints it)                     |
+| Render modes       | `ansi` (text), `rgb_array` (HxWx3 uint8 picture), `human` (a window; text headless) |
 
 ## Arguments
 
@@ -141,6 +141,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from .draw import TableWindow, draw_table
 from .engine import State
 from .errors import IllegalActionError, TrucError
 from .observe import encoder_of
@@ -205,7 +206,9 @@ def win_rewards(state: State) -> list[float]:
 class raw_env(AECEnv):
     """The Truc AEC environment without wrappers (fast); see the module docstring."""
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "truc_v0", "is_parallelizable": False, "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "name": "truc_v0", "is_parallelizable": False,
+                "render_fps": 1}
+    render_viewer: int | None = None  # the seat render() shows the table to; None: every hand shown
 
     def __init__(self, variant: str = "le_truc", episode: str = "game", reward: str = "points",
                  illegal: str = "raise", render_mode: str | None = None, dealer: int | None = None,
@@ -216,12 +219,14 @@ class raw_env(AECEnv):
             if value not in allowed:
                 raise TrucError(f"{name}={value!r} is invalid; allowed: {', '.join(map(repr, allowed))}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise TrucError(f"render_mode={render_mode!r} is invalid; allowed: None, 'ansi', 'human'")
+            raise TrucError(f"render_mode={render_mode!r} is invalid; allowed: None, "
+                            + ", ".join(map(repr, self.metadata["render_modes"])))
         self.rules = make_rules(variant, **options)
         self.encoder = encoder_of(self.rules)
         self.layout = self.encoder.L
         self.episode, self.reward_kind, self.illegal = episode, reward, illegal
         self.render_mode = render_mode
+        self._window = None
         self._dealer, self._score = dealer, score
         n = self.rules.players
         self.possible_agents = [f"player_{i}" for i in range(n)]
@@ -312,17 +317,25 @@ class raw_env(AECEnv):
             self.render()
 
     def render(self):
+        """``ansi``: the table as text; ``rgb_array``: an (H, W, 3) uint8 picture; ``human``: a window
+        (text on a machine without a display). Seen by ``render_viewer`` (None: every hand shown)."""
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            gymnasium.logger.warn("render() called without a render_mode; use one of "
+                                  + ", ".join(map(repr, self.metadata["render_modes"])))
             return None
-        text = render(self.state_)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        if self.render_mode == "ansi":
+            return render(self.state_, self.render_viewer)
+        if self.render_mode == "rgb_array":
+            return draw_table(self.state_, self.render_viewer)
+        if self._window is None:
+            self._window = TableWindow()
+        self._window.show(self.state_, self.render_viewer, self.metadata["render_fps"])
+        return None
 
     def close(self) -> None:
-        pass
+        if self._window is not None:
+            self._window.close()
+            self._window = None
 
     # ------------------------------------------------------------------ helpers
     @property
