@@ -2,7 +2,7 @@
 """
 # Truc (PettingZoo AEC environment, `truc_v0`)
 
-Every variant of the Truc family (RULES.md): `le_truc`, `le_truc_4p`, `put`, `put_4p`, `put_n`,
+Every variant of the Truc family (docs/rules.md): `le_truc`, `le_truc_4p`, `put`, `put_4p`, `put_n`,
 `truco_paulista`, `truco_mineiro`, `truco_argentino`, with all their options and the partner-signal
 channel. A thin adapter over `truc_env.engine.State`: the rules live there, not here.
 
@@ -109,7 +109,7 @@ Offsets for any Rules: `truc_env.observe.encoder_of(rules).table()`; named views
 ## Actions
 
 Sections of `Discrete(A)` in order (`truc_env.actions.ActionLayout`; a section exists only where the
-Rules have it); `env.unwrapped.action_to_string(a)` gives the RULES.md §9 text.
+Rules have it); `env.unwrapped.action_to_string(a)` gives the docs/rules.md §9 text.
 
 | section | size | action |
 |---|---|---|
