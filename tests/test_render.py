@@ -107,3 +107,19 @@ def test_replay_gif_has_one_frame_per_decision(tmp_path, capsys):
     assert "frames written" in capsys.readouterr().out
     assert cli_main(["replay", str(record), "--gif", str(out), "--viewer", "5"]) == 2
     assert "--viewer must be a seat in 0..1" in capsys.readouterr().err
+
+
+def test_human_mode_falls_back_to_text_when_no_window_can_open(monkeypatch, capsys):
+    import matplotlib.pyplot as plt
+
+    from truc_env import draw
+
+    monkeypatch.setattr(draw, "display_available", lambda: True)
+    monkeypatch.setattr(plt, "get_backend", lambda: "agg")  # a display, but no GUI backend
+    env = SingleAgentEnv("put", render_mode="human")
+    env.reset(seed=2)
+    captured = capsys.readouterr()
+    assert "cannot open a window" in captured.err and "put" in captured.out
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert "no window" not in capsys.readouterr().err  # said once, then text only
+    env.close()

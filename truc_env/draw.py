@@ -298,6 +298,9 @@ def draw_table(state: State, viewer: int | None = None, dpi: int = 100) -> np.nd
             lines.append((f"legal: {shown}", "normal"))
     for i, (line, weight) in enumerate(lines):
         text(px, py - i * 0.042, line, 9, fontweight=weight, va="top", wrap=True)
+    if fam.name == "spanish":
+        text(1.43, 0.02, "suits: " + ", ".join(f"{s[:3]} = {s}" for s in SPANISH_SUITS.values()), 8,
+             ha="right", va="bottom")
 
     fig.canvas.draw()
     return np.asarray(fig.canvas.buffer_rgba())[:, :, :3].copy()
