@@ -11,7 +11,7 @@ from truc_env.errors import TrucError
 from truc_env.gym_env import SingleAgentEnv
 from truc_env.pettingzoo_env import raw_env
 from truc_env.records import replay_state
-from truc_env.rules import make_rules
+from truc_env.rules import VARIANTS, make_rules
 
 # the worked example of docs/rules.md §9: dealer 1, seat 0 leads
 WORKED = {"variant": "le_truc", "dealer": 1,
@@ -123,3 +123,43 @@ def test_human_mode_falls_back_to_text_when_no_window_can_open(monkeypatch, caps
     env.step(int(np.flatnonzero(env.action_masks())[0]))
     assert "no window" not in capsys.readouterr().err  # said once, then text only
     env.close()
+
+
+def test_a_blind_iron_hand_hides_the_viewers_own_cards():
+    # docs/rules.md §4: at 11-11 nobody sees his own cards, so seat 0's picture ignores them
+    def iron(hand0):
+        return replay_state({"variant": "truco_paulista", "options": {"players": 2}, "dealer": 0,
+                             "score": [11, 11], "deal": {"hands": [hand0, ["4c", "7h", "Qs"]], "vira": "5d"},
+                             "actions": []})
+
+    a, b = iron(["3c", "2h", "Kd"]), iron(["Ad", "Jc", "6s"])
+    assert a.special == "iron"
+    assert np.array_equal(draw_table(a, 0), draw_table(b, 0))
+    assert not np.array_equal(draw_table(a, None), draw_table(b, None))
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_recovered_tricks_agree_with_the_engine(variant):
+    # random games: the tricks the picture shows are the engine's (winners, open trick, no card twice)
+    from truc_env import new_game
+    from truc_env.engine import sample_chance
+
+    for seed in range(3):
+        state, rng = new_game(make_rules(variant)), np.random.default_rng(seed)
+        for _ in range(60):
+            if state.is_terminal():
+                break
+            if state.is_chance_node():
+                state.apply_action(sample_chance(state, rng))
+                continue
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+            if not state.dealt:
+                continue
+            tricks = hand_tricks(state)[-1]
+            assert [w for _, w in tricks if w is not None] == state.trick_winners
+            if not state.hand_over:
+                open_trick = [plays for plays, w in tricks if w is None]
+                assert (open_trick[0] if open_trick else []) == state.trick
+            cards = [c for plays, _ in tricks for _, c in plays]
+            assert len(cards) == len(set(cards))

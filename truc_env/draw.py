@@ -90,13 +90,18 @@ class HandTricks:
         ended = s.hands_completed != done_before
         if ended and probe is None:
             return  # a fold or a refusal: the open trick stays as it was
+        closed = sum(w is not None for _, w in tricks)
         if tricks and tricks[-1][1] is None:
             tricks.pop()
-        if probe is not None and len(probe.trick_winners) > sum(w is not None for _, w in tricks):
-            # this card closed a trick: the open trick plus this card (a closing play that ends
-            # the hand stays in the one-hand copy's trick)
-            plays = list(probe.trick) if probe.phase == "terminal" and probe.trick else open_trick + [(actor, card)]
-            tricks.append((plays, probe.trick_winners[-1]))
+        judge = probe if probe is not None else s
+        if len(judge.trick_winners) > closed:
+            if probe is None:  # put_n: the last resignation completed the trick; its cards were withdrawn
+                plays = [(t, c) for t, c in open_trick if t in s.active]
+            elif probe.phase == "terminal" and probe.trick:  # the closing play ended the hand
+                plays = list(probe.trick)
+            else:  # the trick was gathered: the open trick plus this card
+                plays = open_trick + [(actor, card)]
+            tricks.append((plays, judge.trick_winners[-1]))
         elif not ended and s.trick:
             tricks.append((list(s.trick), None))
 
@@ -207,6 +212,8 @@ def draw_table(state: State, viewer: int | None = None, dpi: int = 100) -> np.nd
     tricks = hand_tricks(state)
     shown_tricks = tricks[hand] if 0 <= hand < len(tricks) else []
     current = state.current_player()
+    hand_ended = state.phase == "terminal" or hand != len(state.hand_log) - 1
+    dealer = state.hand_log[hand]["dealer"] if hand >= 0 else state.dealer
 
     # seats and their hands
     pos = _seat_positions(n, viewer)
@@ -216,7 +223,7 @@ def draw_table(state: State, viewer: int | None = None, dpi: int = 100) -> np.nd
         tag = f"seat {seat}" + (" (you)" if seat == viewer else "")
         if r.n_sides == 2 and n > 2:
             tag += f"  side {r.side(seat)}"
-        if state.dealer == seat:
+        if dealer == seat:
             tag += "  dealer"
         if r.governors and n == 4 and state.dealer >= 0 and state.dealt and state.governor(seat) == seat:
             tag += "  governor"
@@ -240,7 +247,7 @@ def draw_table(state: State, viewer: int | None = None, dpi: int = 100) -> np.nd
     for k, (plays, winner) in enumerate(shown_tricks):
         y = ty - k * (sh + 0.025)
         if winner is None:
-            result = "playing"
+            result = "not finished" if hand_ended else "playing"
         else:
             result = "tied" if winner < 0 else f"won by seat {winner}"
         text(tx, y - sh / 2, f"{k + 1}", 10, va="center", fontweight="bold")
