@@ -60,16 +60,24 @@ def test_every_rules_section_cited_exists():
     assert outside == [], f"cite docs/rules.md instead of {contract} in {outside}"
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs/rules.md", "docs/architecture.md"])
+def _anchors(path: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    headings = re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/rules.md", "docs/architecture.md", "docs/api.md"])
 def test_links_stay_inside_the_repository(doc):
     path = ROOT / doc
     text = path.read_text(encoding="utf-8")
-    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+    for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)]*))?\)", text):
         if target.startswith(("http://", "https://")):
             continue
-        resolved = (path.parent / target).resolve()
+        resolved = (path.parent / target).resolve() if target else path
         assert resolved.is_relative_to(ROOT), f"{doc} links outside the repository: {target}"
         assert resolved.exists(), f"{doc} links to a missing file: {target}"
+        if anchor:
+            assert anchor in _anchors(resolved), f"{doc}: no heading #{anchor} in {target or doc}"
 
 
 def test_api_reference_is_generated_from_the_current_docstrings():

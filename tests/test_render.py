@@ -30,6 +30,8 @@ def test_rgb_array_of_both_environments_is_an_rgb_picture():
     assert picture.dtype == np.uint8 and picture.ndim == 3 and picture.shape[2] == 3
     assert picture.shape[0] > 300 and picture.shape[1] > 300
     assert picture.std() > 10  # not a blank canvas
+    env.render_viewer = 1  # seat 1's eyes: the other hands turn face down
+    assert not np.array_equal(env.render(), picture)
     gym = SingleAgentEnv("le_truc", render_mode="rgb_array")
     gym.reset(seed=0)
     assert gym.render().shape == picture.shape

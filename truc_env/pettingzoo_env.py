@@ -32,6 +32,10 @@ truc_env.env(variant="le_truc", episode="game", reward="points", illegal="raise"
   ends the episode with -1 to the offender and 0 to everyone else (the classic-env convention).
 - `dealer`, `score`: the first hand's dealer and the starting score per side; also accepted by
   `reset(options={"dealer": ..., "score": [...]})`.
+- `render_mode`: `"ansi"` returns the table as text, `"rgb_array"` draws it as an (H, W, 3) uint8
+  picture (`truc_env.draw`), `"human"` shows that picture in a window, or prints the text where no
+  display exists. Every hand is shown unless `env.unwrapped.render_viewer` is set to a seat, which
+  then sees only what that seat knows.
 
 Chance (the shuffle, the first dealer, signal interception) is sampled with one
 `numpy.random.Generator`, re-seeded by `reset(seed=...)`.
