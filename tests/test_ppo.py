@@ -110,7 +110,7 @@ class ScriptedCollector(ppo.Collector):
         return np.array(actions), np.zeros(n, np.float32), np.zeros(n, np.float32)
 
 
-# RULES.md §9 worked example: dealer 1, seat 0 leads; seat 1 wins 2 points when seat 0 refuses.
+# docs/rules.md §9 worked example: dealer 1, seat 0 leads; seat 1 wins 2 points when seat 0 refuses.
 DEAL = ["7c", "8h", "9d", "7d", "Ks", "As"]  # drawn one at a time from seat d+1 = 0
 SCRIPT = ["0 raise", "1 accept", "0 play 7c", "1 play 7d", "0 play Ks", "1 raise", "0 refuse"]
 

@@ -42,7 +42,7 @@ SLOW_HANDS = 100_000
 HAND_STEP_BOUND = 2_000  # far above any real hand (put_n: 7 tricks of 6 players plus calls)
 ALT_TRIES = 2  # alternative deals tried per information-set check
 
-ENVIDO_CHAIN_VALUES = {1, 2, 3, 4, 5, 7}  # every accepted / refused envido sum (RULES.md §6)
+ENVIDO_CHAIN_VALUES = {1, 2, 3, 4, 5, 7}  # every accepted / refused envido sum (docs/rules.md §6)
 
 # --------------------------------------------------------------------------- option combinations
 

@@ -48,6 +48,14 @@ def cmd_replay(args) -> None:
     if not state.hand_over:
         print(render(state, viewer=None))
     print(json.dumps(outcome(state)))
+    if args.gif:
+        from truc_env.draw import write_gif
+
+        if args.viewer is not None and not 0 <= args.viewer < state.rules.players:
+            raise TrucError(f"--viewer must be a seat in 0..{state.rules.players - 1} (or omitted: every hand shown), "
+                            f"got {args.viewer}")
+        frames = write_gif(state, args.gif, viewer=args.viewer, fps=args.fps)
+        print(f"animation: {frames} frames written to {args.gif}")
 
 
 def cmd_demo(args) -> None:
@@ -169,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_rules)
     rp = sub.add_parser("replay", help="replay a JSON game record and print the hands and the result")
     rp.add_argument("record")
+    rp.add_argument("--gif", metavar="OUT.gif", help="also write the game as an animation, one frame per decision")
+    rp.add_argument("--viewer", type=int, help="draw the animation as this seat sees it (default: every hand shown)")
+    rp.add_argument("--fps", type=float, default=1.5, help="frames per second of the animation")
     rp.set_defaults(func=cmd_replay)
     d = sub.add_parser("demo", help="play a game between random players, rendering the first hands")
     d.add_argument("--config", default="configs/demo.yaml")

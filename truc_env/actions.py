@@ -1,4 +1,4 @@
-"""The integer action layout of a Rules and the text notation of RULES.md §9.
+"""The integer action layout of a Rules and the text notation of docs/rules.md §9.
 
 The layout is a fixed sequence of sections; which sections exist depends only on the Rules, so the
 action space is ``Discrete(layout.size)`` for the whole game. Chance outcomes are separate: a card

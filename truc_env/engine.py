@@ -1,11 +1,11 @@
-"""The reference state machine for every variant (RULES.md). Every other piece is checked against it.
+"""The reference state machine for every variant (docs/rules.md). Every other piece is checked against it.
 
 A :class:`State` is one game (``episode="game"``) or one hand (``episode="hand"``). Exactly one
 actor at a time: a seat (``0..n-1``) or chance (:data:`CHANCE`). Chance is explicit: the first
 dealer, each dealt card (one draw at a time from the cards not yet drawn), the vira, and each
 signal interception. Environments sample chance with an injected ``numpy.random.Generator``.
 
-Phases, in the order of a hand (RULES.md §0): ``deal`` (chance) -> ``give``/``discard`` (put_4p)
+Phases, in the order of a hand (docs/rules.md §0): ``deal`` (chance) -> ``give``/``discard`` (put_4p)
 -> ``eleven`` (Brazilian decision at 11) -> ``signal``/``intercept`` -> ``turn`` (a card play or a
 call) with ``instruct`` (Le Truc governor) before a partner's turn, ``answer`` (a pending raise,
 mon reste, put or redeal) and ``envido`` (a pending envido question, which goes first).
@@ -31,7 +31,7 @@ ENVIDO_VALUES = {"envido": 2, "real_envido": 3}
 
 @cache
 def _winner(counts: tuple, first: int, tie_rule: str, all_tied: int) -> int:
-    """Index of the side that wins with these trick counts, or -1 for nobody (RULES.md §0)."""
+    """Index of the side that wins with these trick counts, or -1 for nobody (docs/rules.md §0)."""
     best = max(counts)
     if best == 0:
         return all_tied

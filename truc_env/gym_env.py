@@ -33,7 +33,8 @@ from .pettingzoo_env import raw_env
 class SingleAgentEnv(gymnasium.Env):
     """One seat of a Truc game as a Gymnasium environment."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 1}
+    render_viewer: int | None = None  # the seat render() shows the table to; None: every hand shown
 
     def __init__(self, variant: str = "le_truc", seat: int = 0,
                  opponents: Sequence | Callable | object | None = None, episode: str = "game",
@@ -44,7 +45,8 @@ class SingleAgentEnv(gymnasium.Env):
         if not (isinstance(seat, int) and 0 <= seat < n):
             raise TrucError(f"seat must be in 0..{n - 1}, got {seat!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise TrucError(f"render_mode={render_mode!r} is invalid; allowed: None, 'ansi', 'human'")
+            raise TrucError(f"render_mode={render_mode!r} is invalid; allowed: None, "
+                            + ", ".join(map(repr, self.metadata["render_modes"])))
         self.seat = seat
         self.agent = self.aec.possible_agents[seat]
         self.render_mode = render_mode
@@ -97,16 +99,28 @@ class SingleAgentEnv(gymnasium.Env):
         return self._mask.astype(bool)
 
     def render(self):
+        """``ansi``: the table as text; ``rgb_array``: an (H, W, 3) uint8 picture; ``human``: a window
+        (text on a machine without a display). Seen by ``render_viewer`` (None: every hand shown)."""
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            gymnasium.logger.warn("render() called without a render_mode; use one of "
+                                  + ", ".join(map(repr, self.metadata["render_modes"])))
             return None
+        from .draw import TableWindow, draw_table
         from .render import render
 
-        text = render(self.aec.state_)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        if self.render_mode == "ansi":
+            return render(self.aec.state_, self.render_viewer)
+        if self.render_mode == "rgb_array":
+            return draw_table(self.aec.state_, self.render_viewer)
+        if getattr(self, "_window", None) is None:
+            self._window = TableWindow()
+        self._window.show(self.aec.state_, self.render_viewer, self.metadata["render_fps"])
+        return None
+
+    def close(self) -> None:
+        if getattr(self, "_window", None) is not None:
+            self._window.close()
+            self._window = None
 
     # ------------------------------------------------------------------ helpers
     def _done(self) -> bool:

@@ -1,6 +1,6 @@
 """Observation encoders: a flat vector of named sections, an info-state string, a text rendering.
 
-Everything here is read from one seat's information only (RULES.md visibility), relative to that
+Everything here is read from one seat's information only (docs/rules.md visibility), relative to that
 seat: relative seat ``k`` is the seat ``k`` places after the observer in play order (0 = self,
 2 = partner in partnership games); relative side ``0`` is the observer's side.
 

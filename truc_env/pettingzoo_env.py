@@ -2,7 +2,7 @@
 """
 # Truc (PettingZoo AEC environment, `truc_v0`)
 
-Every variant of the Truc family (RULES.md): `le_truc`, `le_truc_4p`, `put`, `put_4p`, `put_n`,
+Every variant of the Truc family (docs/rules.md): `le_truc`, `le_truc_4p`, `put`, `put_4p`, `put_n`,
 `truco_paulista`, `truco_mineiro`, `truco_argentino`, with all their options and the partner-signal
 channel. A thin adapter over `truc_env.engine.State`: the rules live there, not here.
 
@@ -11,7 +11,7 @@ channel. A thin adapter over `truc_env.engine.State`: the rules live there, not 
 | Agents             | `player_0 .. player_{n-1}` (seat i = `player_i`, seats in play order)       |
 | Action space       | `Discrete(layout.size)`, fixed per Rules (`truc_env.actions.layout_of`)     |
 | Observation space  | `Dict(observation=Box(0, 1, (size,), float32), action_mask=Box(0, 1, (A,), int8))` |
-| Render modes       | `ansi` (returns the table as text), `human` (prints it)                     |
+| Render modes       | `ansi` (text), `rgb_array` (HxWx3 uint8 picture), `human` (a window; text headless) |
 
 ## Arguments
 
@@ -32,6 +32,10 @@ truc_env.env(variant="le_truc", episode="game", reward="points", illegal="raise"
   ends the episode with -1 to the offender and 0 to everyone else (the classic-env convention).
 - `dealer`, `score`: the first hand's dealer and the starting score per side; also accepted by
   `reset(options={"dealer": ..., "score": [...]})`.
+- `render_mode`: `"ansi"` returns the table as text, `"rgb_array"` draws it as an (H, W, 3) uint8
+  picture (`truc_env.draw`), `"human"` shows that picture in a window, or prints the text where no
+  display exists. Every hand is shown unless `env.unwrapped.render_viewer` is set to a seat, which
+  then sees only what that seat knows.
 
 Chance (the shuffle, the first dealer, signal interception) is sampled with one
 `numpy.random.Generator`, re-seeded by `reset(seed=...)`.
@@ -109,7 +113,7 @@ Offsets for any Rules: `truc_env.observe.encoder_of(rules).table()`; named views
 ## Actions
 
 Sections of `Discrete(A)` in order (`truc_env.actions.ActionLayout`; a section exists only where the
-Rules have it); `env.unwrapped.action_to_string(a)` gives the RULES.md §9 text.
+Rules have it); `env.unwrapped.action_to_string(a)` gives the docs/rules.md §9 text.
 
 | section | size | action |
 |---|---|---|
@@ -141,6 +145,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from .draw import TableWindow, draw_table
 from .engine import State
 from .errors import IllegalActionError, TrucError
 from .observe import encoder_of
@@ -205,7 +210,9 @@ def win_rewards(state: State) -> list[float]:
 class raw_env(AECEnv):
     """The Truc AEC environment without wrappers (fast); see the module docstring."""
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "truc_v0", "is_parallelizable": False, "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "name": "truc_v0", "is_parallelizable": False,
+                "render_fps": 1}
+    render_viewer: int | None = None  # the seat render() shows the table to; None: every hand shown
 
     def __init__(self, variant: str = "le_truc", episode: str = "game", reward: str = "points",
                  illegal: str = "raise", render_mode: str | None = None, dealer: int | None = None,
@@ -216,12 +223,14 @@ class raw_env(AECEnv):
             if value not in allowed:
                 raise TrucError(f"{name}={value!r} is invalid; allowed: {', '.join(map(repr, allowed))}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise TrucError(f"render_mode={render_mode!r} is invalid; allowed: None, 'ansi', 'human'")
+            raise TrucError(f"render_mode={render_mode!r} is invalid; allowed: None, "
+                            + ", ".join(map(repr, self.metadata["render_modes"])))
         self.rules = make_rules(variant, **options)
         self.encoder = encoder_of(self.rules)
         self.layout = self.encoder.L
         self.episode, self.reward_kind, self.illegal = episode, reward, illegal
         self.render_mode = render_mode
+        self._window = None
         self._dealer, self._score = dealer, score
         n = self.rules.players
         self.possible_agents = [f"player_{i}" for i in range(n)]
@@ -312,17 +321,25 @@ class raw_env(AECEnv):
             self.render()
 
     def render(self):
+        """``ansi``: the table as text; ``rgb_array``: an (H, W, 3) uint8 picture; ``human``: a window
+        (text on a machine without a display). Seen by ``render_viewer`` (None: every hand shown)."""
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            gymnasium.logger.warn("render() called without a render_mode; use one of "
+                                  + ", ".join(map(repr, self.metadata["render_modes"])))
             return None
-        text = render(self.state_)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        if self.render_mode == "ansi":
+            return render(self.state_, self.render_viewer)
+        if self.render_mode == "rgb_array":
+            return draw_table(self.state_, self.render_viewer)
+        if self._window is None:
+            self._window = TableWindow()
+        self._window.show(self.state_, self.render_viewer, self.metadata["render_fps"])
+        return None
 
     def close(self) -> None:
-        pass
+        if self._window is not None:
+            self._window.close()
+            self._window = None
 
     # ------------------------------------------------------------------ helpers
     @property

@@ -1,4 +1,4 @@
-"""JSON game records (RULES.md §9): record a state, save and load, replay exactly.
+"""JSON game records (docs/rules.md §9): record a state, save and load, replay exactly.
 
 One hand::
 
@@ -203,7 +203,7 @@ def replay_state(record: dict) -> State:
 
 
 def outcome(state: State) -> dict:
-    """The RULES.md §9 outcome of the last hand begun in a state."""
+    """The docs/rules.md §9 outcome of the last hand begun in a state."""
     log = state.hand_log[-1]
     if state.hand_over and "hand_points" not in log:  # the next hand has begun: report the last one
         log = state.hand_log[-2]

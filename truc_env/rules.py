@@ -48,7 +48,7 @@ SIGNAL_TIMINGS = ("deal", "every_trick")
 
 @dataclass(frozen=True)
 class SignalRules:
-    """The partner-signal channel (RULES.md §8)."""
+    """The partner-signal channel (docs/rules.md §8)."""
 
     mode: str = "none"
     vocab: int = 8
@@ -113,7 +113,7 @@ VARIANTS: dict[str, dict[str, OptionSpec]] = {
         "fold": OptionSpec(False, (True, False), "fold (not in the seed; off by default)"),
         "target": OptionSpec(12, _int_range(1, 1000), "points to win the game"),
         "signals": OptionSpec({"mode": "card", "truthful": True, "intercept": 0.0, "timing": "deal"}, "signals",
-                              "partner signals of the governors' partners (RULES.md §8)"),
+                              "partner signals of the governors' partners (docs/rules.md §8)"),
         "instructions": OptionSpec(True, (True, False), "governors instruct their partner's play"),
     },
     "put": {
@@ -137,7 +137,7 @@ VARIANTS: dict[str, dict[str, OptionSpec]] = {
         "blind": OptionSpec(True, (True, False), "the iron hand (both at 11) is played blind"),
         "fold": OptionSpec(False, (True, False), "a player may fold at his turn"),
         "target": OptionSpec(12, _int_range(1, 1000), "points to win the game"),
-        "signals": OptionSpec({"mode": "none"}, "signals", "partner-signal channel (RULES.md §8)"),
+        "signals": OptionSpec({"mode": "none"}, "signals", "partner-signal channel (docs/rules.md §8)"),
     },
     "truco_mineiro": {
         "players": OptionSpec(4, (4, 2), "2 vs 2, or heads-up"),
@@ -147,7 +147,7 @@ VARIANTS: dict[str, dict[str, OptionSpec]] = {
         "blind": OptionSpec(True, (True, False), "the iron hand is played blind"),
         "fold": OptionSpec(False, (True, False), "a player may fold at his turn"),
         "target": OptionSpec(12, _int_range(1, 1000), "points to win the game"),
-        "signals": OptionSpec({"mode": "none"}, "signals", "partner-signal channel (RULES.md §8)"),
+        "signals": OptionSpec({"mode": "none"}, "signals", "partner-signal channel (docs/rules.md §8)"),
     },
     "truco_argentino": {
         "players": OptionSpec(4, (4, 2), "2 vs 2, or heads-up"),
@@ -156,7 +156,7 @@ VARIANTS: dict[str, dict[str, OptionSpec]] = {
         "all_tied": OptionSpec("leader", ("leader", "none", "dealer"), "all three parda: the mano's side wins"),
         "fold": OptionSpec(True, (True, False), "irse al mazo"),
         "target": OptionSpec(30, _int_range(1, 1000), "points to win the game (15 is common)"),
-        "signals": OptionSpec({"mode": "none"}, "signals", "partner-signal channel (RULES.md §8)"),
+        "signals": OptionSpec({"mode": "none"}, "signals", "partner-signal channel (docs/rules.md §8)"),
     },
 }
 

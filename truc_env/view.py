@@ -15,7 +15,7 @@ def hand_visibility(rules, special: str, eleven_seat: int, viewer: int) -> tuple
     """(sees own cards, sees partner's cards) in a hand with this special status.
 
     A blind iron hand hides everyone's own cards; in a mão de onze the side at 11 sees each other's
-    hands from the decision on (RULES.md §4). Works for past hands from their ``hand_log`` entry.
+    hands from the decision on (docs/rules.md §4). Works for past hands from their ``hand_log`` entry.
     """
     own = not (special == "iron" and rules.blind)
     partner = (rules.partnership and eleven_seat is not None and eleven_seat >= 0

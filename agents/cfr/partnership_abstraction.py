@@ -1,6 +1,6 @@
 """The card and action abstraction of partnership MCCFR (``le_truc_4p``, 4-player Truco Paulista/Mineiro).
 
-A decision is keyed by what the seat knows, reduced to a short string (RULES.md §2, §4, §8):
+A decision is keyed by what the seat knows, reduced to a short string (docs/rules.md §2, §4, §8):
 
 - **card classes** by strength *in this hand* (so relative to Paulista's manilhas): the distinct
   strength levels of the hand's ranking, strongest first, grouped into six classes

@@ -1,6 +1,6 @@
 """Shared helpers for the rules tests: record builders, deck lists and outcome checks.
 
-Every expected value in tests/rules is derived by hand from RULES.md (the rules contract).
+Every expected value in tests/rules is derived by hand from docs/rules.md (the rules contract).
 """
 
 import pytest

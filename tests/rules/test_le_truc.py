@@ -1,4 +1,4 @@
-"""Le Truc, 2 players (RULES.md §0 and §1). Dealer 0 unless said, so seat 1 leads trick 1.
+"""Le Truc, 2 players (docs/rules.md §0 and §1). Dealer 0 unless said, so seat 1 leads trick 1.
 
 Ranking 7 > 8 > A > K > Q > J > 10 > 9 (suits irrelevant); ladder 1 2 4 6 8 10 12; target 12.
 """

@@ -1,4 +1,4 @@
-"""Le Truc, 2 vs 2 (RULES.md §2). Dealer 0: governors 0 (dealer) and 1 (seat d+1); seat 2 is
+"""Le Truc, 2 vs 2 (docs/rules.md §2). Dealer 0: governors 0 (dealer) and 1 (seat d+1); seat 2 is
 seat 0's partner, seat 3 seat 1's; play order in trick 1 is 1 2 3 0; side 0 = seats 0 and 2.
 
 Most tests switch the signal channel and the instructions off (QUIET); the default channel is

@@ -1,4 +1,4 @@
-"""Put, 2 players (RULES.md §3). Dealer 0, so seat 1 (the non-dealer) leads.
+"""Put, 2 players (docs/rules.md §3). Dealer 0, so seat 1 (the non-dealer) leads.
 
 52 cards, 3 > 2 > A > K > Q > J > 10 > ... > 4; 2 tricks, or 1 trick and 2 ties: 1 point;
 trick and tie, or 3 ties: nobody; put; fold; target 5.

@@ -1,4 +1,4 @@
-"""Put, 2 vs 2 with a card pass (RULES.md §3). Dealer 0: seats 0 and 1 pass their highest card
+"""Put, 2 vs 2 with a card pass (docs/rules.md §3). Dealer 0: seats 0 and 1 pass their highest card
 to their partners (0 -> 2, 1 -> 3), seat 1 first; then seats 2 and 3 discard one card each,
 seat 2 first; then seats 3 and 2 play Put heads-up, seat 3 (the non-dealing side) leading.
 """

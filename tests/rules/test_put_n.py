@@ -1,4 +1,4 @@
-"""Put for 3 to 6 independent players (RULES.md §3 put_n). Each seat is its own side; each gets
+"""Put for 3 to 6 independent players (docs/rules.md §3 put_n). Each seat is its own side; each gets
 players + 1 cards and that many tricks are played. Dealer 0, so seat 1 leads.
 Most tests use players: 3 (4 cards, 4 tricks; order 1 2 0).
 """

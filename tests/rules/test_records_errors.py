@@ -1,4 +1,4 @@
-"""Game records (RULES.md §9) and errors that say what was wrong and what is allowed."""
+"""Game records (docs/rules.md §9) and errors that say what was wrong and what is allowed."""
 
 import re
 
@@ -138,7 +138,7 @@ def test_deck_with_a_duplicated_card():
 
 
 def test_deck_must_be_the_whole_deck():
-    # RULES.md §9: "deal.deck may instead give the whole deck, top first"
+    # docs/rules.md §9: "deal.deck may instead give the whole deck, top first"
     with pytest.raises(TrucError):
         replay({"variant": "le_truc", "deal": {"deck": FRENCH32[:20]}, "actions": []})
 

@@ -1,4 +1,4 @@
-"""The partner-signal channel (RULES.md §8) and Le Truc 4p's governor instructions (§2)."""
+"""The partner-signal channel (docs/rules.md §8) and Le Truc 4p's governor instructions (§2)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Argentine Truco (RULES.md §6). Spanish 40-card deck; 4 players unless said; dealer 0, so the
+"""Argentine Truco (docs/rules.md §6). Spanish 40-card deck; 4 players unless said; dealer 0, so the
 mano is seat 1 (order 1 2 3 0); side 0 = seats 0 and 2. Envido on, flor off, target 30.
 """
 

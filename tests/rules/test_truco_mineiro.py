@@ -1,4 +1,4 @@
-"""Truco Mineiro (RULES.md §5): as Paulista but fixed manilhas 4c > 7h > As > 7d, no vira,
+"""Truco Mineiro (docs/rules.md §5): as Paulista but fixed manilhas 4c > 7h > As > 7d, no vira,
 a 27-card clean deck, all three tied scores nothing, the special hands at 11, ladder: mineiro.
 4 players, dealer 0 (mão seat 1, order 1 2 3 0) unless said.
 """

@@ -1,4 +1,4 @@
-"""Truco Paulista (RULES.md §4). 4 players unless said; dealer 0, so seat 1 is the mão and play
+"""Truco Paulista (docs/rules.md §4). 4 players unless said; dealer 0, so seat 1 is the mão and play
 order in trick 1 is 1 2 3 0; side 0 = seats 0 and 2. Vira 6d makes the 7s manilhas unless said.
 """
 
@@ -435,7 +435,7 @@ def test_mao_de_onze_decider_by_dealer(dealer, score, decider, other):
 
 def test_hand_ends_mid_trick_when_only_the_winners_partner_is_left_to_play():
     # trick 1 tied (3c v 3d), so trick 2 decides; seat 2's 2c leads trick 2 after seat 3 has played,
-    # and only seat 0, his partner, is left: no remaining play can change the winner (RULES.md §0)
+    # and only seat 0, his partner, is left: no remaining play can change the winner (docs/rules.md §0)
     record = {"variant": "truco_paulista", "dealer": 0,
               "deal": {"hands": [["Ac", "7d", "6s"], ["3c", "4c", "6c"], ["3d", "2c", "6d"], ["Kc", "6h", "4s"]],
                        "vira": "4h"},
