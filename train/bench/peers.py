@@ -120,32 +120,16 @@ def pgx_chunk(name: str, B: int, seed: int):
     return chunk
 
 
-def peer_rows(timer, configs: list[tuple[str, str, dict]], sizes: list[int], report) -> list[dict]:
+def peer_rows(timer, configs: list[tuple[str, str, dict]], sizes: list[int], report, repeats: int = 1) -> list[dict]:
     """Measure every comparison group; ``configs`` are (name, variant, options) of the Truc side.
 
-    ``report(row)`` is called as each row is measured; a peer that cannot be imported gives a row
-    with ``missing`` set instead of figures.
+    The rows of a group are measured in turn, ``repeats`` rounds, and each row keeps its median
+    round: on a shared machine the load drifts, and interleaving exposes both sides to the same
+    drift. ``report(row)`` is called as each row is final; a peer that cannot be imported gives a
+    row with ``missing`` set instead of figures.
     """
     from truc_env.pettingzoo_env import raw_env as truc_raw_env
     from truc_env.rules import make_rules
-
-    rows: list[dict] = []
-
-    def measure(group: str, what: str, make, peer: bool, **extra) -> None:
-        try:
-            made = make()
-        except ImportError as exc:
-            row = {"group": group, "what": what, "peer": peer, "missing": f"not installed ({exc.name})", **extra}
-        else:
-            chunk, backend = made if isinstance(made, tuple) else (made, "")
-            row = {"group": group, "what": what, "peer": peer, "backend": backend, **timer(chunk), **extra}
-        rows.append(row)
-        report(row)
-
-    for name in ("leduc_poker", "kuhn_poker"):
-        measure("python loop", f"openspiel {name}", lambda n=name: spiel_loop_chunk(n, 0), True)
-    for name, variant, options in configs:
-        measure("python loop", f"truc {name}", lambda v=variant, o=options: truc_loop_chunk(make_rules(v, **o), 0), False)
 
     def pettingzoo_classic(env_name: str):
         import importlib
@@ -156,18 +140,49 @@ def peer_rows(timer, configs: list[tuple[str, str, dict]], sizes: list[int], rep
             raise ImportError(f"pettingzoo.classic.{env_name}: {exc}", name="rlcard") from exc
         return aec_chunk(module.raw_env, 0)
 
-    for env_name in ("leduc_holdem_v4", "texas_holdem_v4"):
-        measure("aec raw_env", f"pettingzoo {env_name}", lambda e=env_name: pettingzoo_classic(e), True)
+    groups: dict[str, list[tuple]] = {}  # group -> [(what, make, peer, extra)]
+    for name in ("leduc_poker", "kuhn_poker"):
+        groups.setdefault("python loop", []).append(
+            (f"openspiel {name}", lambda n=name: spiel_loop_chunk(n, 0), True, {}))
     for name, variant, options in configs:
-        measure("aec raw_env", f"truc {name}",
-                lambda v=variant, o=options: aec_chunk(lambda: truc_raw_env(variant=v, **o), 0), False)
-
+        groups["python loop"].append(
+            (f"truc {name}", lambda v=variant, o=options: truc_loop_chunk(make_rules(v, **o), 0), False, {}))
+    for env_name in ("leduc_holdem_v4", "texas_holdem_v4"):
+        groups.setdefault("aec raw_env", []).append(
+            (f"pettingzoo {env_name}", lambda e=env_name: pettingzoo_classic(e), True, {}))
+    for name, variant, options in configs:
+        groups["aec raw_env"].append(
+            (f"truc {name}", lambda v=variant, o=options: aec_chunk(lambda: truc_raw_env(variant=v, **o), 0), False, {}))
     for B in sizes:
-        group = f"batched B={B}"
-        measure(group, "pgx leduc_holdem (JAX)", lambda b=B: pgx_chunk("leduc_holdem", b, 0), True, B=B)
+        group = groups.setdefault(f"batched B={B}", [])
+        group.append(("pgx leduc_holdem (JAX)", lambda b=B: pgx_chunk("leduc_holdem", b, 0), True, {"B": B}))
         for name, variant, options in configs:
-            measure(group, f"truc {name}", lambda v=variant, o=options, b=B: vector_chunk(v, o, b, 0, threads=1),
-                    False, B=B)
+            group.append((f"truc {name}", lambda v=variant, o=options, b=B: vector_chunk(v, o, b, 0, threads=1),
+                          False, {"B": B}))
+
+    rows: list[dict] = []
+    for group, specs in groups.items():
+        made = []
+        for what, make, peer, extra in specs:
+            row = {"group": group, "what": what, "peer": peer, **extra}
+            try:
+                built = make()
+            except ImportError as exc:
+                row["missing"] = f"not installed ({exc.name})"
+                built = None
+            chunk, backend = built if isinstance(built, tuple) else (built, "")
+            made.append((row, chunk, backend))
+        rounds: list[list[dict]] = [[] for _ in made]
+        for _ in range(max(1, repeats)):
+            for k, (_row, chunk, _backend) in enumerate(made):
+                if chunk is not None:
+                    rounds[k].append(timer(chunk))
+        for (row, _, backend), results in zip(made, rounds):
+            if results:
+                results.sort(key=lambda res: res["steps_per_cpu_s"])
+                row.update(backend=backend, rounds=len(results), **results[len(results) // 2])
+            rows.append(row)
+            report(row)
     return rows
 
 

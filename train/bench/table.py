@@ -2,7 +2,7 @@
 
     truc bench [--seconds 1] [--variants le_truc truco_paulista truco_paulista+signals | all]
                [--sizes 1 64 1024 8192] [--threads N] [--out results/bench]
-    truc bench --peers [--variants le_truc] [--sizes 1024 8192]
+    truc bench --peers [--variants le_truc] [--sizes 1024 8192] [--repeats 3]
 
 A *step* is one decision of one game (chance events are resolved inside the step, not counted).
 Every row plays uniformly random legal actions.
@@ -16,7 +16,8 @@ process).
 
 With ``--peers``: the like-for-like comparison of :mod:`train.bench.peers` — one process pinned to
 one core, one thread, figures per CPU-second, each Truc row beside the peers measured in the same run
-and driven the same way; a ratio compares only rows of one group.
+(in turn, ``--repeats`` rounds, median kept) and driven the same way; a ratio compares only rows of
+one group.
 
 Results: ``<out>/bench.json`` (or ``peers.json``) and a chart ``bench.png`` (``peers.png``).
 """
@@ -139,8 +140,9 @@ def run_peers(args) -> dict:
             print(f"{row['group']:<16}{row['what']:<34}{row['steps_per_cpu_s']:>14,.0f}{row['steps_per_s']:>14,.0f}",
                   flush=True)
 
-    rows = peers.peer_rows(timer, configs, args.sizes, report)
+    rows = peers.peer_rows(timer, configs, args.sizes, report, repeats=args.repeats)
     return {"kind": "peers", "machine": {**machine(), "pinned_core": core}, "seconds": args.seconds,
+            "repeats": args.repeats,
             "rows": rows, "ratios": peers.ratios(rows), "time": time.strftime("%Y-%m-%d %H:%M:%S")}
 
 
@@ -206,6 +208,8 @@ def build_parser(p: argparse.ArgumentParser | None = None) -> argparse.ArgumentP
                         "--peers always uses 1)")
     p.add_argument("--peers", action="store_true",
                    help="compare with OpenSpiel, PettingZoo classic and pgx, like for like, per CPU-second of one core")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="--peers: rounds over each group's rows, in turn; each row keeps its median (default 3)")
     p.add_argument("--out", default="results/bench", help="folder for the JSON results and the chart")
     return p
 
@@ -216,6 +220,8 @@ def main(args=None) -> int:
         args = build_parser().parse_args(args)
     if args.seconds <= 0:
         raise TrucError(f"--seconds must be positive, got {args.seconds}")
+    if args.repeats < 1:
+        raise TrucError(f"--repeats must be at least 1, got {args.repeats}")
     if args.sizes is not None and any(b < 1 for b in args.sizes):
         raise TrucError(f"--sizes must be positive batch sizes, got {args.sizes}")
     if args.variants is None:
