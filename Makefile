@@ -2,16 +2,20 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# torch for the PPO agents: this pin takes the CPU wheel where pip finds one locally (as on our CI
-# machines); elsewhere pass e.g. TORCH_INDEX=https://download.pytorch.org/whl/cpu for a CPU build.
+# torch for the PPO agents. The pin takes the local CPU wheel where pip finds one (as on our CI machines);
+# TORCH_INDEX=https://download.pytorch.org/whl/cpu takes it from PyTorch's CPU index instead. Where the
+# pin cannot be installed at all, the newest CPU wheel of TORCH_CPU_INDEX is installed, so that
+# `make install` works anywhere.
 TORCH ?= torch==2.13.0
 TORCH_INDEX ?=
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: install run test test-slow lint bench
+.PHONY: install run test test-slow lint bench bench-peers wheel
 
 $(BIN)/truc: pyproject.toml
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(BIN)/pip install -q "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) \
+		|| $(BIN)/pip install -q torch --index-url $(TORCH_CPU_INDEX)
 	$(BIN)/pip install -q -e ".[test,ppo]"
 	touch $@
 
@@ -20,9 +24,9 @@ install: $(BIN)/truc
 run: install
 	$(BIN)/truc arena --config configs/arena.yaml
 
+# the README's test command (fast suite: slow tests are excluded by pyproject's addopts); CI runs this target
 test: install
-	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/ruff check . && $(BIN)/python -m pytest -q
 
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow
@@ -32,3 +36,11 @@ lint: install
 
 bench: install
 	$(BIN)/truc bench
+
+# the README's speed table: OpenSpiel, PettingZoo classic (rlcard) and pgx (JAX) beside Truc, per CPU-second
+bench-peers: install
+	$(BIN)/pip install -q -e ".[bench]"
+	$(BIN)/truc bench --peers --seconds 3
+
+wheel: install
+	$(BIN)/python -m build --wheel --outdir dist .

@@ -32,7 +32,7 @@ def test_human_rejects_bad_input_and_asks_again():
 
 
 def test_human_accepts_numbers_and_plays_a_whole_game():
-    script = io.StringIO("nonsense\n0\n" * 400)
+    script = io.StringIO("nonsense\n1\n" * 400)
     out = io.StringIO()
     returns = play_human("le_truc", {}, ["heuristic:honest"], seed=1, stdin=script, stdout=out)
     assert "Game over" in out.getvalue() and sum(returns) == 0

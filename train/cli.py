@@ -61,7 +61,7 @@ def cmd_replay(args) -> None:
 def cmd_demo(args) -> None:
     from train.demo import play_demo
 
-    cfg = _load_config(args.config)
+    cfg = _load_config(args.config) if args.config else {}
     known = {"variant", "options", "seed", "show_hands"}
     unknown = set(cfg) - known
     if unknown:
@@ -76,7 +76,7 @@ def cmd_arena(args) -> None:
     from train.arena import ArenaConfig, run_arena
     from train.report import ranking_table
 
-    cfg = _load_config(args.config)
+    cfg = _load_config(args.config) if args.config else {}
     for key in ("out", "workers", "backend", "deals", "seed"):
         value = getattr(args, key)
         if value is not None:
@@ -155,17 +155,10 @@ def cmd_exploitability(args) -> None:
         print(f"  written to {args.out}")
 
 
-def _bench_module():
-    import os
-
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/ is not installed
-    from benchmarks import bench
-
-    return bench
-
-
 def cmd_bench(args) -> None:
-    _bench_module().main(args)
+    from train.bench import table
+
+    table.main(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -182,11 +175,13 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--fps", type=float, default=1.5, help="frames per second of the animation")
     rp.set_defaults(func=cmd_replay)
     d = sub.add_parser("demo", help="play a game between random players, rendering the first hands")
-    d.add_argument("--config", default="configs/demo.yaml")
+    d.add_argument("--config", help="a demo YAML file (e.g. configs/demo.yaml); default: le_truc, seed 0, "
+                                     "3 hands shown")
     d.add_argument("--seed", type=int)
     d.set_defaults(func=cmd_demo)
     a = sub.add_parser("arena", help="run a tournament between agents and write its report")
-    a.add_argument("--config", default="configs/arena.yaml")
+    a.add_argument("--config", help="a tournament YAML file (e.g. configs/arena.yaml); default: the built-in "
+                                     "round robin of random and the heuristics on le_truc")
     a.add_argument("--resume", action="store_true", help="continue an interrupted tournament in the same 'out'")
     a.add_argument("--out")
     a.add_argument("--workers", type=int)
@@ -235,19 +230,38 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(asig)
     asig.set_defaults(func=cmd_analyze_signals)
-    b = sub.add_parser("bench", help="steps per second of the engine, the envs and the batched engine, beside peers")
-    _bench_module().build_parser(b)
+    from train.bench import table
+
+    b = sub.add_parser("bench", help="steps per second of the engine, the envs and the batched engine; "
+                                     "--peers: like for like beside OpenSpiel, PettingZoo and pgx")
+    table.build_parser(b)
     b.set_defaults(func=cmd_bench)
     return p
 
 
+# optional packages -> the extra that installs them (pyproject.toml)
+EXTRA_OF = {"torch": "ppo", "tensorboard": "ppo", "pyspiel": "openspiel", "open_spiel": "openspiel",
+            "ray": "distributed", "rlcard": "bench", "pgx": "bench", "jax": "bench"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``truc`` command line; returns the exit status (2 for bad input)."""
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
     except TrucError as e:
         print(f"truc: error: {e}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as e:
+        extra = EXTRA_OF.get((e.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(f"truc: error: this command needs {e.name}, which is not installed; "
+              f"install it with: pip install 'truc-env[{extra}]'", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ntruc: interrupted", file=sys.stderr)
+        return 130
     except json.JSONDecodeError as e:
         print(f"truc: error: --options is not valid JSON: {e}", file=sys.stderr)
         return 2

@@ -1,15 +1,33 @@
-"""``truc play``: a person plays a whole game in the terminal against agents."""
+"""``truc play``: a person plays a whole game in the terminal against agents, every move narrated."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from agents import make_agent
-from agents.human import HumanAgent
+from agents.human import HumanAgent, Narrator
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
 from .match import play_game
+
+
+class Narrated:
+    """An agent whose every decision is told to a :class:`Narrator` before the game applies it."""
+
+    def __init__(self, agent, narrator: Narrator):
+        self.agent = agent
+        self.narrator = narrator
+
+    def __getattr__(self, name):
+        return getattr(self.agent, name)
+
+    def act(self, observation, action_mask) -> int:
+        observation.apply(lambda state, seat: self.narrator.before_decision(state))
+        action = int(self.agent.act(observation, action_mask))
+        # still inside this decision: the state seen through the observation is the one before it
+        observation.apply(lambda state, seat: self.narrator.on_decision(state, seat, action))
+        return action
 
 
 def play_human(variant: str, options: dict, opponents: list[str], seat: int = 0, seed: int = 0,
@@ -29,9 +47,14 @@ def play_human(variant: str, options: dict, opponents: list[str], seat: int = 0,
     agents[seat] = human
     for k, (s, spec) in enumerate(zip(others, opponents)):
         agents[s] = make_agent(spec, rules, seed=seed * 100 + k)
-    deal_seed = int(np.random.SeedSequence([seed]).generate_state(1)[0])
-    result = play_game(rules, agents, deal_seed, episode="game", record=False)
     out = human.stdout
+    out.write(f"{rules.variant}: you are seat {seat}; " + ", ".join(f"seat {s} is {spec}" for s, spec in
+                                                                zip(others, opponents))
+              + ". Type an action's number (or its name) when asked.\n")
+    narrator = Narrator(seat, out)
+    table = [Narrated(agent, narrator) for agent in agents]
+    deal_seed = int(np.random.SeedSequence([seed]).generate_state(1)[0])
+    result = play_game(rules, table, deal_seed, episode="game", record=False)
     won = result.winner_side == rules.side(seat)
     out.write(f"\nGame over after {result.hands} hands: {'you win' if won else 'you lose'} "
               f"(points {result.returns[seat]:+.0f}).\n")

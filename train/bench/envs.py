@@ -1,6 +1,6 @@
 """Steps per second of the Truc environments beside PettingZoo's poker environments.
 
-Run: ``python benchmarks/envs.py [--seconds 2]``. Every environment is driven the same way: an
+Run: ``python -m train.bench.envs [--seconds 2]``. Every environment is driven the same way: an
 agent loop over ``agent_iter``/``last``/``step`` with a uniformly random legal action drawn from the
 action mask, counting decision steps (the ``None`` steps of finished agents are not counted).
 PettingZoo's ``texas_holdem_v4`` and ``leduc_holdem_v4`` need ``rlcard`` (the benchmark extra);
@@ -16,9 +16,7 @@ import warnings
 
 import numpy as np
 
-from truc_env import VARIANTS
-from truc_env.pettingzoo_env import env as truc_env_fn
-from truc_env.pettingzoo_env import raw_env as truc_raw_env
+from truc_env.rules import VARIANTS
 
 
 def aec_chunk(make, seed: int):
@@ -71,6 +69,8 @@ def main(argv=None) -> None:
     ap.add_argument("--variants", nargs="*", default=list(VARIANTS))
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
+    from truc_env.pettingzoo_env import env as truc_env_fn
+    from truc_env.pettingzoo_env import raw_env as truc_raw_env
 
     rows = []
     base = None

@@ -1,8 +1,8 @@
 """Public-tree sizes, build times and memory of one heads-up hand (0-0, dealer 0), and optionally a solve.
 
-    python benchmarks/tree_sizes.py truco_paulista --options '{"players": 2}' --vira-rank 4 [--solve]
-    python benchmarks/tree_sizes.py truco_mineiro --options '{"players": 2}'
-    python benchmarks/tree_sizes.py put [--python-unfold] [--max-gb 12]
+    python -m train.bench.tree_sizes truco_paulista --options '{"players": 2}' --vira-rank 4 [--solve]
+    python -m train.bench.tree_sizes truco_mineiro --options '{"players": 2}'
+    python -m train.bench.tree_sizes put [--python-unfold] [--max-gb 12]
 
 Steps, each timed (wall and CPU seconds) with the process's peak resident memory after it: the memo of
 situations (``tree.expand_situations``), the unfolding into flat arrays (``agents.cfr.unfold``: the memo as

@@ -1,7 +1,7 @@
 """CFR benchmark: our public-tree CFR+ against OpenSpiel's Python ``CFRPlusSolver`` on one shrunk game.
 
-    python benchmarks/cfr.py [--options '{"ranks": 3, "hand_size": 1, "max_raises": 2, "redeal": false}']
-                             [--iterations 10] [--target 0.1]
+    python -m train.bench.cfr [--options '{"ranks": 3, "hand_size": 1, "max_raises": 2, "redeal": false}']
+                              [--iterations 10] [--target 0.1]
 
 Both run CFR+ with alternating updates, regret matching+ and linear averaging on ``le_truc`` hands
 from 0-0 (dealer 0); their iterates are the same (tests/test_cfr.py checks the exploitability to

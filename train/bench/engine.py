@@ -1,6 +1,6 @@
 """Random-play throughput of the reference engine, beside OpenSpiel's C++ leduc_poker.
 
-    python benchmarks/engine.py [--seconds S] [--variants le_truc put ...] [--profile]
+    python -m train.bench.engine [--seconds S] [--variants le_truc put ...] [--profile]
 
 For every variant (default options) it plays random single hands (``episode="hand"``) for S
 seconds in one process on one core, the way an environment would: chance outcomes drawn with
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import os
 import pstats
 import random
 import sys
@@ -32,19 +31,10 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from truc_env.engine import State, sample_chance  # noqa: E402
-from truc_env.rules import VARIANTS, make_rules  # noqa: E402
+from truc_env.engine import State, sample_chance
+from truc_env.rules import VARIANTS, make_rules
 
 AIM_LE_TRUC = 10_000  # random le_truc hands per second on one core (issue 2)
-
-
-def _pin_one_core() -> None:
-    try:
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    except (AttributeError, OSError):
-        pass
 
 
 def _timed(play_one, seconds: float) -> tuple[float, int, int]:
@@ -67,15 +57,18 @@ def _timed(play_one, seconds: float) -> tuple[float, int, int]:
             return n / (now - start), n, steps
 
 
-def truc_hand_loop(rules, rng):
-    """One random hand, as an environment drives the engine; returns the decisions taken."""
+def random_play_loop(new_state, chance, rng):
+    """``play_one()``: one episode of ``new_state()`` with uniform random decisions; returns the decisions.
+
+    Works on ``engine.State`` and on pyspiel states alike (the same loop drives both sides of a comparison).
+    """
 
     def play_one() -> int:
-        state = State(rules, episode="hand")
+        state = new_state()
         decisions = 0
         while not state.is_terminal():
             if state.is_chance_node():
-                state.apply_action(sample_chance(state, rng))
+                state.apply_action(chance(state))
             else:
                 legal = state.legal_actions()
                 state.apply_action(legal[int(rng.integers(len(legal)))])
@@ -83,6 +76,11 @@ def truc_hand_loop(rules, rng):
         return decisions
 
     return play_one
+
+
+def truc_hand_loop(rules, rng):
+    """One random hand, as an environment drives the engine; returns the decisions taken."""
+    return random_play_loop(lambda: State(rules, episode="hand"), lambda state: sample_chance(state, rng), rng)
 
 
 def truc_lean_loop(rules, rnd: random.Random, check: bool = True):
@@ -114,23 +112,14 @@ def truc_lean_loop(rules, rnd: random.Random, check: bool = True):
     return play_one
 
 
-def leduc_loop(game, rng):
-    """One random leduc_poker game through the same kind of Python loop."""
+def spiel_loop(game, rng):
+    """One random game of a pyspiel game with uniform chance (leduc_poker, kuhn_poker) through the same loop."""
 
-    def play_one() -> int:
-        state = game.new_initial_state()
-        decisions = 0
-        while not state.is_terminal():
-            if state.is_chance_node():
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[int(rng.integers(len(outcomes)))][0])  # uniform in leduc
-            else:
-                legal = state.legal_actions()
-                state.apply_action(legal[int(rng.integers(len(legal)))])
-                decisions += 1
-        return decisions
+    def uniform(state) -> int:
+        outcomes = state.chance_outcomes()
+        return outcomes[int(rng.integers(len(outcomes)))][0]
 
-    return play_one
+    return random_play_loop(game.new_initial_state, uniform, rng)
 
 
 def leduc_rate(seconds: float) -> float | None:
@@ -139,7 +128,7 @@ def leduc_rate(seconds: float) -> float | None:
     except ImportError:
         return None
     game = pyspiel.load_game("leduc_poker")
-    rate, _, _ = _timed(leduc_loop(game, np.random.default_rng(0)), seconds)
+    rate, _, _ = _timed(spiel_loop(game, np.random.default_rng(0)), seconds)
     return rate
 
 
@@ -164,7 +153,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-pin", action="store_true", help="do not pin the process to one core")
     args = ap.parse_args(argv)
     if not args.no_pin:
-        _pin_one_core()
+        from .peers import pin_single_thread
+
+        pin_single_thread()
 
     leduc = leduc_rate(args.seconds)
     print(f"random play, one process, {args.seconds:g} CPU-seconds per measurement; python {sys.version.split()[0]}")
