@@ -211,7 +211,7 @@ class VectorEnv:
 
 # ---------------------------------------------------------------------------- the numba kernel
 def kernel_tables(rules: Rules):
-    """The read-only tables of the kernel, all derived from rules.py / engine.py."""
+    """The read-only tables of the kernel, all derived from the Rules and engine.py."""
     D = len(rules.deck)
     deck = rules.deck
     rows = [rules.base_strength] + ([rules.strength_with_vira(v) for v in deck] if rules.vira else [])
@@ -234,12 +234,11 @@ def kernel_tables(rules: Rules):
     ntok = len(L.signal_tokens)
     sigtrue = np.zeros((len(rows), D, max(ntok, 1)), np.uint8)
     if rules.signals.mode in ("card", "senas"):
-        probe = State(rules, episode="hand", dealer=0)  # only senas_of(card) with a vira is read
         fam = rules.family
         for row in range(len(rows)):
-            probe.vira = deck[row - 1] if row > 0 else -1
+            vira = deck[row - 1] if row > 0 else -1
             for i, c in enumerate(deck):
-                names = probe.senas_of(c) if rules.signals.mode == "senas" else (fam.rank_of(c),)
+                names = rules.senas_of(c, vira) if rules.signals.mode == "senas" else (fam.rank_of(c),)
                 for t in range(1, ntok):
                     sigtrue[row, i, t] = L.signal_tokens[t] in names
     return strength, manilha, decided, sigtrue

@@ -3,10 +3,10 @@
 A decision is keyed by what the seat knows, reduced to a short string (RULES.md §2, §4, §8):
 
 - **card classes** by strength *in this hand* (so relative to Paulista's manilhas): the distinct
-  strength levels of the hand's ranking, strongest first, grouped into six classes
-  (``CLASS_NAMES``). Le Truc: ``7 | 8 | A | K | Q J | T 9``. Paulista / Mineiro: ``zap copas |
-  espadilha ouros | 3 | 2 | A K | the rest`` (the non-manilha ranks counted *below* this hand's
-  manilhas, so the manilha rank leaves its usual place);
+  strength levels of the hand's ranking, strongest first, grouped into six classes (the
+  ``card_classes`` of the variant's record in :mod:`truc_env.variants`). Le Truc: ``7 | 8 | A | K |
+  Q J | T 9``. Paulista / Mineiro: ``zap copas | espadilha ouros | 3 | 2 | A K | the rest`` (the
+  non-manilha ranks counted *below* this hand's manilhas, so the manilha rank leaves its usual place);
 - the seat's **role**: its position after the dealer (1 = first player / non-dealing governor in
   Le Truc, 0 = dealer);
 - the **phase** (turn, answer, signal, instruct, decision at 11) and the **own hand** as a sorted
