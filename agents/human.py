@@ -38,19 +38,14 @@ def card_name(rules, card: int) -> str:
 
 def _school(rules) -> str:
     """Which table talk the variant uses: Le Truc, Put, Brazilian or Argentine truco."""
-    v = rules.variant
-    if v.startswith("truco_argentino"):
-        return "argentino"
-    if v.startswith("truco"):
-        return "brazil"
-    return "put" if v.startswith("put") else "le_truc"
+    return rules.spec.table_talk
 
 
 def raise_word(rules, rung: int) -> str:
     """The call that takes the stake to ``rules.ladder[rung]``: truc!, two more?, truco!, seis!, retruco!..."""
     school = _school(rules)
     if rung == 1:
-        return "truc!" if school == "le_truc" else "truco!"
+        return "truc!" if school == "french" else "truco!"
     if school == "brazil":
         return PORTUGUESE_STAKES.get(rules.ladder[rung], str(rules.ladder[rung])) + "!"
     if school == "argentino":
@@ -92,7 +87,7 @@ def words(state, seat: int, action: int) -> tuple[str, str]:
     if action == L.FOLD:
         if argentine:
             return "go to the deck (irse al mazo)", "goes to the deck (se va al mazo)"
-        return ("throw in", "throws in") if school == "put" else ("fold", "folds")
+        return ("throw in", "throws in") if school == "english" else ("fold", "folds")
     if action in (L.ACCEPT, L.REFUSE):
         return _answer_words(state, action == L.ACCEPT)
     if L.signal >= 0 and L.signal <= action < L.signal + len(L.signal_tokens):

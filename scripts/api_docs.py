@@ -167,11 +167,12 @@ def signal_table() -> str:
 
 def senas_table() -> str:
     """The gesture tokens of ``mode: senas`` per variant."""
-    from truc_env.rules import SENAS
+    from truc_env.rules import VARIANTS
 
     rows = ["| variant | tokens |", "|---|---|"]
-    for variant, tokens in SENAS.items():
-        rows.append(f"| `{variant}` | {', '.join(f'`{t}`' for t in tokens)} |")
+    for variant, spec in VARIANTS.items():
+        if spec.senas is not None:
+            rows.append(f"| `{variant}` | {', '.join(f'`{t}`' for t in spec.senas.tokens)} |")
     return "\n".join(rows)
 
 
@@ -184,9 +185,9 @@ def calls_list() -> str:
 
 def rules_tables() -> dict[str, str]:
     """Every generated block of docs/rules.md by name."""
-    from truc_env.rules import COMMON, SUMMARIES, VARIANTS
+    from truc_env.rules import COMMON, VARIANTS
 
-    out = {f"options:{v}": f"{SUMMARIES[v]}\n\n{option_table(VARIANTS[v])}" for v in VARIANTS}
+    out = {f"options:{v}": f"{spec.summary}\n\n{option_table(spec.options)}" for v, spec in VARIANTS.items()}
     out["options:common"] = option_table(COMMON)
     out["signals"] = signal_table()
     out["senas"] = senas_table()

@@ -38,8 +38,8 @@ def test_a_changed_default_makes_the_rules_doc_stale(monkeypatch):
 
     api_docs = _script("api_docs")
     text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
-    spec = rules.VARIANTS["put"]["target"]
-    monkeypatch.setitem(rules.VARIANTS["put"], "target", rules.OptionSpec(7, spec.allowed, spec.doc))
+    spec = rules.VARIANTS["put"].options["target"]
+    monkeypatch.setitem(rules.VARIANTS["put"].options, "target", rules.OptionSpec(7, spec.allowed, spec.doc))
     _, stale = api_docs.render_rules(text)
     assert stale == ["options:put"]
 

@@ -109,7 +109,7 @@ def cmd_train_cfr(args) -> None:
 
 
 def cmd_analyze_signals(args) -> None:
-    from train.signals import run_cli
+    from train.signals_cli import run_cli
 
     run_cli(args)
 
@@ -226,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     an = sub.add_parser("analyze", help="analyse agents (partner signals)")
     asub = an.add_subparsers(dest="analysis", required=True)
     asig = asub.add_parser("signals", help="signalling, listening, causal influence, ablation, cross-play (docs/signals.md)")
-    from train.signals import add_arguments
+    from train.signals_cli import add_arguments
 
     add_arguments(asig)
     asig.set_defaults(func=cmd_analyze_signals)

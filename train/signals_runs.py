@@ -15,6 +15,10 @@ from dataclasses import dataclass
 import yaml
 
 from truc_env.errors import TrucError
+from truc_env.rules import make_rules
+
+from .signals import analyze, play_hands, summary_text
+from .stats import mean_ci
 
 
 @dataclass
@@ -136,11 +140,6 @@ def _analyse_config(job) -> tuple[str, dict, str]:
     """One base config's analysis (a worker process): its name, its entry, and the text to print."""
     config, runs, against, deals, sweep, out_root, img_dir = job
     import torch
-
-    from truc_env.rules import make_rules
-
-    from .signals import analyze, play_hands, summary_text
-    from .stats import mean_ci
 
     torch.set_num_threads(1)
     base = os.path.splitext(os.path.basename(config))[0].removeprefix("signals_ppo_")

@@ -322,7 +322,7 @@ def _hand_value(b, g, p, ladder, side):
 
 @njit(cache=True, inline="always")
 def _decided(b, g, p, decided, twin, tlead, ntricks):
-    """Winning side (-1 nobody) once no remaining trick can change it, else -2 (engine._possible_winners)."""
+    """Winning side (-1 nobody) once no remaining trick can change it, else -2 (engine.possible_winners)."""
     hs = p[P_HS]
     c0 = 0
     c1 = 0

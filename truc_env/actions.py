@@ -8,7 +8,7 @@ id for a deal draw, a seat for the first dealer, 0/1 (unseen/seen) for a signal 
 from __future__ import annotations
 
 from .errors import IllegalActionError
-from .rules import SENAS, Rules
+from .rules import Rules
 
 CALLS = ("raise", "accept", "refuse", "fold", "rest", "put", "redeal", "envido", "real_envido", "falta_envido", "flor")
 INSTRUCT_BASE = ("none", "high", "low")
@@ -86,7 +86,7 @@ class ActionLayout:
         elif mode == "card":
             tokens = self.deck_ranks
         else:
-            tokens = SENAS[rules.variant]
+            tokens = rules.spec.senas.tokens
         return ("none",) + tokens
 
     def _name(self, a: int) -> str:

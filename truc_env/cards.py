@@ -6,7 +6,7 @@ A card is a small int: ``rank_index * 4 + suit_index`` within its deck family.
 - Spanish (Argentine truco): numbers ``1-7 10 11 12`` (index 0..9), suits ``o c e b``
   (oros, copas, espadas, bastos).
 
-Rankings (which card beats which) are not here: they belong to a variant and live in ``rules.py``.
+Rankings (which card beats which) are not here: they belong to a variant and live in ``variants.py``.
 """
 
 from __future__ import annotations

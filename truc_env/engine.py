@@ -42,14 +42,14 @@ def _winner(counts: tuple, first: int, tie_rule: str, all_tied: int) -> int:
 
 
 @cache
-def _possible_winners(counts: tuple, first: int, remaining: int, tie_rule: str, all_tied: int) -> frozenset:
+def possible_winners(counts: tuple, first: int, remaining: int, tie_rule: str, all_tied: int) -> frozenset:
     """Every hand winner still reachable by some result of the remaining tricks."""
     if remaining == 0:
         return frozenset((_winner(counts, first, tie_rule, all_tied),))
-    out = set(_possible_winners(counts, first, remaining - 1, tie_rule, all_tied))
+    out = set(possible_winners(counts, first, remaining - 1, tie_rule, all_tied))
     for i in range(len(counts)):
         more = counts[:i] + (counts[i] + 1,) + counts[i + 1:]
-        out |= _possible_winners(more, first if first >= 0 else i, remaining - 1, tie_rule, all_tied)
+        out |= possible_winners(more, first if first >= 0 else i, remaining - 1, tie_rule, all_tied)
     return frozenset(out)
 
 
@@ -240,7 +240,7 @@ class State:
         return d if self.rules.side(seat) == self.rules.side(d) else (d + 1) % self.n
 
     def partner(self, seat: int) -> int:
-        return (seat + 2) % 4
+        return self.rules.partner(seat)
 
     def next_active(self, seat: int) -> int:
         n, active = self.n, self.active
@@ -389,7 +389,7 @@ class State:
         n = self.n
         order = [(first + k) % n for k in range(n)]
         if self.rules.signals.governor_partners_only:
-            gov_partners = {(self.dealer + 2) % n, (self.dealer + 3) % n}
+            gov_partners = {self.partner(self.dealer), self.partner((self.dealer + 1) % n)}
             order = [s for s in order if s in gov_partners]
         self.signal_queue = order
         self.phase = "signal"
@@ -551,29 +551,7 @@ class State:
 
     def senas_of(self, card: int) -> tuple:
         """The seña names that truthfully describe a card in this hand."""
-        fam, v = self.rules.family, self.rules.variant
-        text = fam.format(card)
-        rank = text[:-1]
-        names = []
-        if v == "truco_argentino":
-            if text in ("1e", "1b", "7e", "7o"):
-                names.append(text)
-            if rank == "3":
-                names.append("three")
-            if rank == "2":
-                names.append("two")
-            if text in ("1c", "1o"):
-                names.append("ancho_falso")
-            return tuple(names)
-        manilhas = {"4c": "zap", "7h": "copas", "As": "espadilha", "7d": "picafumo"}
-        if v == "truco_paulista":
-            m = self.rules.manilha_rank(self.vira) if self.vira >= 0 else None
-            manilhas = {m + s: nm for s, nm in zip("chsd", ("zap", "copas", "espadilha", "picafumo"))} if m else {}
-        if text in manilhas:
-            names.append(manilhas[text])
-        elif rank == "3":
-            names.append("three")
-        return tuple(names)
+        return self.rules.senas_of(card, self.vira)
 
     # ------------------------------------------------------------------ applying decisions
     def _describe(self, action: int) -> str:
@@ -612,7 +590,7 @@ class State:
             self.given[receiver] = card
             if not self.pass_queue:
                 d = self.dealer
-                self.pass_queue = [(d + 2) % 4, (d + 3) % 4]
+                self.pass_queue = [self.partner(d), self.partner((d + 1) % 4)]
                 self.phase = "discard"
         elif ph == "discard":
             card = self.L.deck[a - L.discard]
@@ -621,8 +599,8 @@ class State:
             self.discards[seat] = card
             if not self.pass_queue:
                 d = self.dealer
-                self.active = ((d + 2) % 4, (d + 3) % 4)
-                self.leader = (d + 3) % 4
+                self.active = (self.partner(d), self.partner((d + 1) % 4))
+                self.leader = self.active[1]
                 self._begin_play()
 
     def _remove(self, seat: int, card: int) -> None:
@@ -801,7 +779,7 @@ class State:
         else:
             tied = -1
         remaining = r.hand_size - len(self.trick_winners)
-        possible = _possible_winners(tuple(counts), first, remaining, r.tie_rule, tied)
+        possible = possible_winners(tuple(counts), first, remaining, r.tie_rule, tied)
         if len(possible) > 1:
             return None
         (w,) = possible

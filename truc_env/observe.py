@@ -295,7 +295,7 @@ class Encoder:
             ones += [o + ci[c] for c in state.old_hands[0][seat]]
         if self._eleven_visibility and state.eleven_seat >= 0 and partner_cards_visible(state, seat):
             o = self.o_partner_hand
-            ones += [o + ci[c] for c in state.hands[(seat + 2) % 4] if c >= 0]
+            ones += [o + ci[c] for c in state.hands[self.rules.partner(seat)] if c >= 0]
         if self.rules.put_pass:
             if state.given[seat] >= 0:
                 add(self.o_given + ci[state.given[seat]])
@@ -452,7 +452,7 @@ def action_visible(state: State, seat: int, actor: int, a: int, index: int) -> b
     if actor == seat:
         return True
     if L.give >= 0 and L.give <= a < L.give + len(L.deck):
-        return seat == (actor + 2) % 4  # only the receiver sees the passed card
+        return seat == state.rules.partner(actor)  # only the receiver sees the passed card
     if L.discard >= 0 and L.discard <= a < L.discard + len(L.deck):
         return False
     if L.signal >= 0 and L.signal <= a < L.signal + len(L.signal_tokens):
@@ -510,7 +510,7 @@ def info_state_string(state: State, seat: int) -> str:
     drawn = 0
     dealer = state.hand_log[0]["dealer"] if state.hand_log else -1
     last_token = ""
-    partner = (seat + 2) % n
+    partner = r.partner(seat)
     for i, (actor, a, aux) in enumerate(history):
         h = starts.get(i)
         if h is not None:
@@ -583,7 +583,7 @@ def observation_string(state: State, seat: int) -> str:
     else:
         parts.append("hand:blind " + "".join("x" if c >= 0 else "." for c in state.hands[seat]))
     if partner_cards_visible(state, seat):
-        parts.append(f"partner:{cards(state.held((seat + 2) % 4))}")
+        parts.append(f"partner:{cards(state.held(state.rules.partner(seat)))}")
     if r.redeal and state.old_hands:
         parts.append(f"first_hand:{cards(state.old_hands[0][seat])}")
     if r.put_pass:

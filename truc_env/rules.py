@@ -1,7 +1,7 @@
 """Rules: a frozen, validated description of one variant and its options.
 
-Variants differ by data (deck, ranking, ladder, flags), never by subclasses: the engine reads these
-fields and nothing else. ``make_rules("truco_paulista", players=2, deck="clean")`` builds one;
+Variants differ by data, never by subclasses: each is one record of :mod:`truc_env.variants`, which
+``make_rules`` reads with the options; the engine reads the resulting fields and nothing else. ``make_rules("truco_paulista", players=2, deck="clean")`` builds one;
 unknown variants, options and values raise :class:`RulesError` listing what is allowed.
 """
 
@@ -13,34 +13,7 @@ from typing import Any
 
 from .cards import FAMILIES, DeckFamily
 from .errors import RulesError
-
-# Base rankings, high -> low. Manilha cycles run over the reverse of the Brazilian ranking.
-LE_TRUC_RANKING = ("7", "8", "A", "K", "Q", "J", "T", "9")
-LE_TRUC_SEVEN_ACE = ("7", "A", "K", "Q", "J", "T", "9", "8")
-PUT_RANKING = ("3", "2", "A", "K", "Q", "J", "T", "9", "8", "7", "6", "5", "4")
-BRAZIL_RANKING = ("3", "2", "A", "K", "J", "Q", "7", "6", "5", "4")
-ARGENTINE_RANKING = ("3", "2", "1", "12", "11", "10", "7", "6", "5", "4")
-# Named top cards, high -> low; they keep their place whatever `ranks` keeps.
-MINEIRO_TOP = ("4c", "7h", "As", "7d")
-ARGENTINE_TOP = ("1e", "1b", "7e", "7o")
-# Cards whose ranks are otherwise equal but rank apart: (card, rank it ranks among).
-MINEIRO_CLEAN_REMOVED = ("7c", "7s", "6c", "6d", "6h", "6s", "5c", "5d", "5h", "5s", "4h", "4s", "4d")
-MANILHA_SUITS = ("c", "h", "s", "d")  # zap > copas > espadilha > ouros (pica-fumo)
-
-LADDERS = {
-    "le_truc": (1, 2, 4, 6, 8, 10, 12),
-    "doubling": (1, 2, 4, 8, 16),
-    "put": (1,),
-    "truco": (1, 3, 6, 9, 12),
-    "mineiro": (2, 4, 6, 10, 12),
-    "argentino": (1, 2, 3, 4),
-}
-
-SENAS = {
-    "truco_mineiro": ("zap", "copas", "espadilha", "picafumo", "three"),
-    "truco_paulista": ("zap", "copas", "espadilha", "picafumo", "three"),
-    "truco_argentino": ("1e", "1b", "7e", "7o", "three", "two", "ancho_falso"),
-}
+from .variants import MANILHA_SUITS, VARIANTS, OptionSpec, Variant, int_range, pick
 
 SIGNAL_MODES = ("none", "free", "card", "senas")
 SIGNAL_TIMINGS = ("deal", "every_trick")
@@ -62,17 +35,6 @@ class SignalRules:
                 "intercept": self.intercept, "timing": self.timing}
 
 
-@dataclass(frozen=True)
-class OptionSpec:
-    default: Any
-    allowed: Any  # a tuple of values, or a (min, max) int range as ("int", lo, hi)
-    doc: str
-
-
-def _int_range(lo, hi):
-    return ("int", lo, hi)
-
-
 def _check_value(variant: str, name: str, spec: OptionSpec, value: Any) -> Any:
     allowed = spec.allowed
     if isinstance(allowed, tuple) and allowed and allowed[0] == "int":
@@ -90,87 +52,11 @@ def _check_value(variant: str, name: str, spec: OptionSpec, value: Any) -> Any:
 
 
 COMMON = {
-    "ranks": OptionSpec(None, _int_range(1, 13), "keep only the k highest ranks of the base ranking (research)"),
-    "hand_size": OptionSpec(None, _int_range(1, 7), "cards per hand, 1-3 (research; put_n: up to players+1)"),
-    "max_raises": OptionSpec(None, _int_range(0, 20), "a raise/counter/mon reste/put is legal only while fewer were accepted"),
+    "ranks": OptionSpec(None, int_range(1, 13), "keep only the k highest ranks of the base ranking (research)"),
+    "hand_size": OptionSpec(None, int_range(1, 7), "cards per hand, 1-3 (research; put_n: up to players+1)"),
+    "max_raises": OptionSpec(None, int_range(0, 20), "a raise/counter/mon reste/put is legal only while fewer were accepted"),
     "first_dealer": OptionSpec(0, (0, 1, 2, 3, 4, 5, "random"), "dealer of the first hand, or 'random' (a chance event)"),
 }
-
-VARIANTS: dict[str, dict[str, OptionSpec]] = {
-    "le_truc": {
-        "ranking": OptionSpec("standard", ("standard", "seven_ace"), "standard 7>8>A>K>Q>J>10>9; seven_ace 7>A>...>9>8"),
-        "redeal": OptionSpec(True, (True, False), "non-dealer may propose one redeal before any card"),
-        "ladder": OptionSpec("standard", ("standard", "doubling"), "standard 1,2,4,6,8,10,12; doubling 1,2,4,8,16"),
-        "all_tied": OptionSpec("none", ("none", "leader"), "all tricks tied: nobody scores, or the side that led trick 1"),
-        "fold": OptionSpec(True, (True, False), "a player may fold at his turn"),
-        "target": OptionSpec(12, _int_range(1, 1000), "points to win the game"),
-    },
-    "le_truc_4p": {
-        "ranking": OptionSpec("standard", ("standard", "seven_ace"), "as le_truc"),
-        "redeal": OptionSpec(True, (True, False), "the non-dealing governor may propose one redeal"),
-        "ladder": OptionSpec("standard", ("standard", "doubling"), "as le_truc"),
-        "all_tied": OptionSpec("leader", ("leader", "none"), "all tricks tied: the side that led trick 1 wins"),
-        "fold": OptionSpec(False, (True, False), "fold (not in the seed; off by default)"),
-        "target": OptionSpec(12, _int_range(1, 1000), "points to win the game"),
-        "signals": OptionSpec({"mode": "card", "truthful": True, "intercept": 0.0, "timing": "deal"}, "signals",
-                              "partner signals of the governors' partners (docs/rules.md §8)"),
-        "instructions": OptionSpec(True, (True, False), "governors instruct their partner's play"),
-    },
-    "put": {
-        "all_tied": OptionSpec("none", ("none", "leader"), "three ties: nobody scores"),
-        "fold": OptionSpec(True, (True, False), "a player may throw in at his turn"),
-        "target": OptionSpec(5, _int_range(1, 1000), "points to win the game"),
-    },
-    "put_4p": {
-        "all_tied": OptionSpec("none", ("none", "leader"), "three ties: nobody scores"),
-        "fold": OptionSpec(True, (True, False), "a receiver may throw in at his turn"),
-        "target": OptionSpec(5, _int_range(1, 1000), "points to win the game"),
-    },
-    "put_n": {
-        "players": OptionSpec(4, (3, 4, 5, 6), "number of independent players"),
-        "target": OptionSpec(5, _int_range(1, 1000), "points to win the game"),
-    },
-    "truco_paulista": {
-        "players": OptionSpec(4, (4, 2), "2 vs 2, or heads-up"),
-        "deck": OptionSpec("dirty", ("dirty", "clean"), "dirty 40 cards; clean 24 (A 2 3 J Q K)"),
-        "all_tied": OptionSpec("dealer", ("dealer", "none", "leader"), "all three tied: the dealing side wins"),
-        "blind": OptionSpec(True, (True, False), "the iron hand (both at 11) is played blind"),
-        "fold": OptionSpec(False, (True, False), "a player may fold at his turn"),
-        "target": OptionSpec(12, _int_range(1, 1000), "points to win the game"),
-        "signals": OptionSpec({"mode": "none"}, "signals", "partner-signal channel (docs/rules.md §8)"),
-    },
-    "truco_mineiro": {
-        "players": OptionSpec(4, (4, 2), "2 vs 2, or heads-up"),
-        "deck": OptionSpec("dirty", ("dirty", "clean"), "dirty 40 cards; clean 27"),
-        "ladder": OptionSpec("standard", ("standard", "mineiro"), "standard 1,3,6,9,12; mineiro 2,4,6,10,12 (special hand at 10)"),
-        "all_tied": OptionSpec("none", ("none", "dealer", "leader"), "all three tied: nobody scores"),
-        "blind": OptionSpec(True, (True, False), "the iron hand is played blind"),
-        "fold": OptionSpec(False, (True, False), "a player may fold at his turn"),
-        "target": OptionSpec(12, _int_range(1, 1000), "points to win the game"),
-        "signals": OptionSpec({"mode": "none"}, "signals", "partner-signal channel (docs/rules.md §8)"),
-    },
-    "truco_argentino": {
-        "players": OptionSpec(4, (4, 2), "2 vs 2, or heads-up"),
-        "envido": OptionSpec(True, (True, False), "envido calls in the first trick"),
-        "flor": OptionSpec(False, (True, False), "flor: three cards of one suit, worth 3"),
-        "all_tied": OptionSpec("leader", ("leader", "none", "dealer"), "all three parda: the mano's side wins"),
-        "fold": OptionSpec(True, (True, False), "irse al mazo"),
-        "target": OptionSpec(30, _int_range(1, 1000), "points to win the game (15 is common)"),
-        "signals": OptionSpec({"mode": "none"}, "signals", "partner-signal channel (docs/rules.md §8)"),
-    },
-}
-
-SUMMARIES = {
-    "le_truc": "Le Truc, 2 players, 32 cards (7..A), 3 tricks; raises 1-2-4-6-8-10-12, mon reste, fold, one redeal; target 12.",
-    "le_truc_4p": "Le Truc, 2 vs 2 with governors, partner signals and governor instructions; target 12.",
-    "put": "Put, 2 players, 52 cards (3>2>A>...>4); 'trick and tie' scores nothing; the put call; target 5.",
-    "put_4p": "Put, 2 vs 2: dealer and his right pass their highest card to partners, who discard one and play heads-up.",
-    "put_n": "Put, 3-6 independent players, players+1 cards and tricks; put with resignations; target 5.",
-    "truco_paulista": "Truco Paulista: vira and manilhas, ladder 1-3-6-9-12 with counter-raises, mão de onze/ferro; target 12.",
-    "truco_mineiro": "Truco Mineiro: fixed manilhas 4c>7h>As>7d, ladder 1-3-6-9-12, mão de onze/ferro; target 12.",
-    "truco_argentino": "Argentine Truco: Spanish deck, ladder 1-2-3-4, envido (and flor option), irse al mazo; target 30.",
-}
-
 
 @dataclass(frozen=True, eq=False)
 class Rules:
@@ -233,6 +119,40 @@ class Rules:
         """Side of each seat: seat % 2 with two sides, the seat itself in put_n."""
         return tuple(s % 2 if self.n_sides == 2 else s for s in range(self.players))
 
+    @property
+    def spec(self) -> Variant:
+        """The declared record of this variant (looked up, not stored: Rules stay small to pickle)."""
+        return VARIANTS[self.variant]
+
+    def partner(self, seat: int) -> int:
+        """The seat's partner (the other seat of its side), or -1 when it plays without one."""
+        return self.partner_of[seat]
+
+    @cached_property
+    def partner_of(self) -> tuple:
+        """Partner of each seat (-1: none); sides alternate round the table, so a partner sits opposite."""
+        side = self.side_of
+        mates = [[t for t in range(self.players) if t != s and side[t] == side[s]] for s in range(self.players)]
+        return tuple(m[0] if len(m) == 1 else -1 for m in mates)
+
+    def senas_of(self, card: int, vira: int = -1) -> tuple:
+        """The seña tokens that truthfully describe a card, this hand's vira given (-1: none turned)."""
+        senas = self.spec.senas
+        if senas is None:
+            return ()
+        text = self.family.format(card)
+        if senas.vira_manilhas:
+            names = {}
+            if vira >= 0:
+                m = self.manilha_rank(vira)
+                names = {m + s: t for s, t in zip(MANILHA_SUITS, senas.vira_manilhas)}
+        else:
+            names = senas.cards
+        if text in names:
+            return (names[text],)
+        rank = self.family.rank_of(card)
+        return (senas.ranks[rank],) if rank in senas.ranks else ()
+
     @cached_property
     def base_strength(self) -> tuple:
         """Strength of every card id of the family (higher beats lower; -1 = not in the deck)."""
@@ -259,7 +179,7 @@ class Rules:
 
     def describe(self) -> str:
         """A human summary: the variant and every option with its value and default."""
-        lines = [SUMMARIES[self.variant], "", f"{'option':<14}{'value':<16}{'default':<16}meaning"]
+        lines = [self.spec.summary, "", f"{'option':<14}{'value':<16}{'default':<16}meaning"]
         for name, spec in option_specs(self.variant).items():
             value, default = _fmt(self.options.get(name)), _fmt(spec.default)
             if name == "signals":
@@ -298,10 +218,11 @@ def _manilha_strength(rules: Rules, vira: int) -> tuple:
 def option_specs(variant: str) -> dict[str, OptionSpec]:
     if variant not in VARIANTS:
         raise RulesError(f"unknown variant {variant!r}; known variants: {', '.join(VARIANTS)}")
-    return {**VARIANTS[variant], **COMMON}
+    return {**VARIANTS[variant].options, **COMMON}
 
 
-def _signal_rules(variant: str, value: Any, partnership: bool) -> SignalRules:
+def _signal_rules(spec: Variant, value: Any, partnership: bool) -> SignalRules:
+    variant = spec.name
     if value is None:
         value = {"mode": "none"}
     if isinstance(value, str):
@@ -317,8 +238,9 @@ def _signal_rules(variant: str, value: Any, partnership: bool) -> SignalRules:
         raise RulesError(f"{variant}: signals mode {mode!r} is invalid; allowed: {', '.join(SIGNAL_MODES)}")
     if mode != "none" and not partnership:
         raise RulesError(f"{variant}: signals are only for partnership games (2 vs 2); this game has none")
-    if mode == "senas" and variant not in SENAS:
-        raise RulesError(f"{variant}: signals mode 'senas' exists only for {', '.join(SENAS)}")
+    if mode == "senas" and spec.senas is None:
+        with_senas = [v.name for v in VARIANTS.values() if v.senas is not None]
+        raise RulesError(f"{variant}: signals mode 'senas' exists only for {', '.join(with_senas)}")
     vocab = value.get("vocab", 8)
     if isinstance(vocab, bool) or not isinstance(vocab, int) or not 1 <= vocab <= 64:
         raise RulesError(f"{variant}: signals vocab={vocab!r} is invalid; expected an integer in 1..64")
@@ -331,7 +253,7 @@ def _signal_rules(variant: str, value: Any, partnership: bool) -> SignalRules:
     timing = value.get("timing", "deal")
     if timing not in SIGNAL_TIMINGS:
         raise RulesError(f"{variant}: signals timing {timing!r} is invalid; allowed: {', '.join(SIGNAL_TIMINGS)}")
-    return SignalRules(mode, vocab, truthful, float(intercept), timing, governor_partners_only=variant == "le_truc_4p")
+    return SignalRules(mode, vocab, truthful, float(intercept), timing, governor_partners_only=spec.signal_governor_partners_only)
 
 
 def make_rules(variant: str = "le_truc", **options) -> Rules:
@@ -345,46 +267,32 @@ def make_rules(variant: str = "le_truc", **options) -> Rules:
     for name, value in options.items():
         opts[name] = _check_value(variant, name, specs[name], value)
 
-    players = opts.get("players", 4 if variant in ("le_truc_4p", "put_4p") else 2)
-    partnership = players == 4 and variant != "put_n"
-    family = FAMILIES["spanish" if variant == "truco_argentino" else "french"]
-    signals = _signal_rules(variant, opts.get("signals"), partnership and variant != "put_4p")
-    if variant == "put_4p" and signals.mode != "none":
-        raise RulesError("put_4p: signals are not part of Put")
-    opts["signals"] = signals.as_dict() if "signals" in specs and "signals" in VARIANTS[variant] else None
+    spec = VARIANTS[variant]
+    players = opts.get("players", spec.seats)
+    partnership = players == 4 and spec.teams_at_four
+    family = FAMILIES[spec.family]
+    signals = _signal_rules(spec, opts.get("signals"), partnership)
+    opts["signals"] = signals.as_dict() if "signals" in spec.options else None
     if opts["signals"] is None:
         del opts["signals"]
     if opts["first_dealer"] != "random" and opts["first_dealer"] >= players:
         raise RulesError(f"{variant}: first_dealer={opts['first_dealer']} but seats are 0..{players - 1}")
 
-    top_names: tuple = ()
-    if variant.startswith("le_truc"):
-        ranking = LE_TRUC_SEVEN_ACE if opts["ranking"] == "seven_ace" else LE_TRUC_RANKING
-    elif variant.startswith("put"):
-        ranking = PUT_RANKING
-    elif variant == "truco_argentino":
-        ranking, top_names = ARGENTINE_RANKING, ARGENTINE_TOP
-    else:
-        ranking = BRAZIL_RANKING
-        if variant == "truco_mineiro":
-            top_names = MINEIRO_TOP
-        if variant == "truco_paulista" and opts["deck"] == "clean":
-            ranking = ranking[:6]
+    ranking = pick(spec.ranking, opts)
     if opts["ranks"] is not None:
         if opts["ranks"] > len(ranking):
             raise RulesError(f"{variant}: ranks={opts['ranks']} but the base ranking has only {len(ranking)} ranks")
         ranking = ranking[: opts["ranks"]]
-    top_cards = tuple(family.parse(c) for c in top_names)
+    top_cards = tuple(family.parse(c) for c in spec.top_cards)
     deck = {family.card(r, s) for r in ranking for s in family.suits} | set(top_cards)
-    if variant == "truco_mineiro" and opts["deck"] == "clean":
-        deck -= {family.parse(c) for c in MINEIRO_CLEAN_REMOVED}
+    deck -= {family.parse(c) for c in pick(spec.removed, opts)}
     deck = tuple(sorted(deck))
 
-    hand_size = opts["hand_size"] or (players + 1 if variant == "put_n" else 3)
-    max_hand = players + 1 if variant == "put_n" else 3
+    max_hand = players + 1 if spec.hand_size is None else spec.hand_size
+    hand_size = opts["hand_size"] or max_hand
     if hand_size > max_hand:
         raise RulesError(f"{variant}: hand_size={hand_size} is invalid; allowed 1..{max_hand}")
-    vira = variant == "truco_paulista"
+    vira = spec.vira
     needed = players * hand_size + (1 if vira else 0)
     if needed > len(deck):
         raise RulesError(
@@ -393,17 +301,8 @@ def make_rules(variant: str = "le_truc", **options) -> Rules:
     if opts.get("flor") and hand_size != 3:
         raise RulesError(f"{variant}: flor needs 3-card hands (hand_size={hand_size})")
 
-    if variant.startswith("le_truc"):
-        ladder = LADDERS["doubling" if opts["ladder"] == "doubling" else "le_truc"]
-    elif variant.startswith("put"):
-        ladder = LADDERS["put"]
-    elif variant == "truco_argentino":
-        ladder = LADDERS["argentino"]
-    else:
-        ladder = LADDERS["mineiro" if opts.get("ladder") == "mineiro" else "truco"]
-
-    brazil = variant in ("truco_paulista", "truco_mineiro")
-    mineiro_ladder = opts.get("ladder") == "mineiro"
+    special = pick(spec.special_hands, opts)
+    below, eleven_value = special or (1, 3)
     return Rules(
         variant=variant,
         options=opts,
@@ -415,27 +314,27 @@ def make_rules(variant: str = "le_truc", **options) -> Rules:
         top_cards=top_cards,
         vira=vira,
         hand_size=hand_size,
-        ladder=ladder,
-        counter_raise=variant.startswith("truco"),
-        all_in="rest" if variant.startswith("le_truc") else ("put" if variant.startswith("put") else None),
+        ladder=pick(spec.ladder, opts),
+        counter_raise=spec.counter_raise,
+        all_in=spec.all_in,
         fold=bool(opts.get("fold", False)),
         redeal=bool(opts.get("redeal", False)),
-        governors=variant.startswith("le_truc"),
+        governors=spec.governors,
         instructions=bool(opts.get("instructions", False)),
-        tie_rule="nobody" if variant.startswith("put") else "earliest",
+        tie_rule=spec.tie_rule,
         all_tied=opts.get("all_tied", "none"),
         target=opts["target"],
-        eleven=brazil,
-        eleven_score=(opts["target"] - 2) if mineiro_ladder else (opts["target"] - 1),
-        eleven_value=4 if mineiro_ladder else 3,
+        eleven=special is not None,
+        eleven_score=opts["target"] - below,
+        eleven_value=eleven_value,
         blind=bool(opts.get("blind", False)),
         envido=bool(opts.get("envido", False)),
         flor=bool(opts.get("flor", False)),
         signals=signals,
         first_dealer=opts["first_dealer"],
         max_raises=opts["max_raises"],
-        put_pass=variant == "put_4p",
-        put_n=variant == "put_n",
+        put_pass=spec.put_pass,
+        put_n=spec.put_n,
     )
 
 

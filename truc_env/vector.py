@@ -53,15 +53,14 @@ from typing import NamedTuple
 import numpy as np
 
 from .actions import layout_of
-from .engine import State, _possible_winners, sample_chance
+from .engine import State, possible_winners, sample_chance
 from .errors import TrucError
 from .observe import encoder_of
-from .rules import Rules, make_rules
+from .rules import VARIANTS, Rules, make_rules
 
 EPISODES = ("hand", "game")
 REWARDS = ("points", "win")
 BACKENDS = ("auto", "numba", "loop")
-KERNEL_VARIANTS = ("le_truc", "put", "truco_paulista", "truco_mineiro")
 PARALLEL_MIN_B = 4096  # below this the serial kernel is faster
 CHUNK_MIN_B, CHUNKS_PER_THREAD = 1024, 2  # threads take chunks of the batch in turn (load balance)
 
@@ -90,8 +89,9 @@ def _numba_available() -> bool:
 
 def kernel_supports(rules: Rules) -> str | None:
     """None if the numba kernel covers these Rules, else the reason it does not."""
-    if rules.variant not in KERNEL_VARIANTS:
-        return f"{rules.variant} has no array kernel yet (kernel variants: {', '.join(KERNEL_VARIANTS)})"
+    if not rules.spec.kernel:
+        covered = ", ".join(v.name for v in VARIANTS.values() if v.kernel)
+        return f"{rules.variant} has no array kernel yet (kernel variants: {covered})"
     if rules.players == 4 and not rules.partnership:
         return "4 players without partnership"
     if rules.players not in (2, 4):
@@ -211,7 +211,7 @@ class VectorEnv:
 
 # ---------------------------------------------------------------------------- the numba kernel
 def kernel_tables(rules: Rules):
-    """The read-only tables of the kernel, all derived from rules.py / engine.py."""
+    """The read-only tables of the kernel, all derived from the Rules and engine.py."""
     D = len(rules.deck)
     deck = rules.deck
     rows = [rules.base_strength] + ([rules.strength_with_vira(v) for v in deck] if rules.vira else [])
@@ -226,7 +226,7 @@ def kernel_tables(rules: Rules):
             for first in (-1, 0, 1):
                 for remaining in range(hs + 1):
                     for tied in (-1, 0, 1):
-                        pw = _possible_winners((c0, c1), first, remaining, tie, tied)
+                        pw = possible_winners((c0, c1), first, remaining, tie, tied)
                         k = (((c0 * (hs + 1) + c1) * 3 + first + 1) * (hs + 1) + remaining) * 3 + tied + 1
                         if len(pw) == 1:
                             decided[k] = next(iter(pw))
@@ -234,12 +234,11 @@ def kernel_tables(rules: Rules):
     ntok = len(L.signal_tokens)
     sigtrue = np.zeros((len(rows), D, max(ntok, 1)), np.uint8)
     if rules.signals.mode in ("card", "senas"):
-        probe = State(rules, episode="hand", dealer=0)  # only senas_of(card) with a vira is read
         fam = rules.family
         for row in range(len(rows)):
-            probe.vira = deck[row - 1] if row > 0 else -1
+            vira = deck[row - 1] if row > 0 else -1
             for i, c in enumerate(deck):
-                names = probe.senas_of(c) if rules.signals.mode == "senas" else (fam.rank_of(c),)
+                names = rules.senas_of(c, vira) if rules.signals.mode == "senas" else (fam.rank_of(c),)
                 for t in range(1, ntok):
                     sigtrue[row, i, t] = L.signal_tokens[t] in names
     return strength, manilha, decided, sigtrue

@@ -3,10 +3,10 @@
 A decision is keyed by what the seat knows, reduced to a short string (docs/rules.md §2, §4, §8):
 
 - **card classes** by strength *in this hand* (so relative to Paulista's manilhas): the distinct
-  strength levels of the hand's ranking, strongest first, grouped into six classes
-  (``CLASS_NAMES``). Le Truc: ``7 | 8 | A | K | Q J | T 9``. Paulista / Mineiro: ``zap copas |
-  espadilha ouros | 3 | 2 | A K | the rest`` (the non-manilha ranks counted *below* this hand's
-  manilhas, so the manilha rank leaves its usual place);
+  strength levels of the hand's ranking, strongest first, grouped into six classes (the
+  ``card_classes`` of the variant's record in :mod:`truc_env.variants`). Le Truc: ``7 | 8 | A | K |
+  Q J | T 9``. Paulista / Mineiro: ``zap copas | espadilha ouros | 3 | 2 | A K | the rest`` (the
+  non-manilha ranks counted *below* this hand's manilhas, so the manilha rank leaves its usual place);
 - the seat's **role**: its position after the dealer (1 = first player / non-dealing governor in
   Le Truc, 0 = dealer);
 - the **phase** (turn, answer, signal, instruct, decision at 11) and the **own hand** as a sorted
@@ -37,20 +37,12 @@ from __future__ import annotations
 
 from truc_env.actions import layout_of
 from truc_env.errors import TrucError
+from truc_env.variants import VARIANTS
 
 NAME = "partnership-classes-v1"
 K = 6  # card classes
-# strength level (0 = strongest distinct level of this hand's ranking) -> class
-GROUPS = {
-    "le_truc_4p": (0, 1, 2, 3, 4, 4, 5, 5),
-    "truco_paulista": (0, 0, 1, 1, 2, 3, 4, 4, 5, 5, 5, 5, 5, 5),
-    "truco_mineiro": (0, 0, 1, 1, 2, 3, 4, 4, 5, 5, 5, 5, 5, 5),
-}
-CLASS_NAMES = {
-    "le_truc_4p": ("7", "8", "A", "K", "Q/J", "T/9"),
-    "truco_paulista": ("zap/copas", "espadilha/ouros", "3", "2", "A/K", "J Q 7 6 5 4"),
-    "truco_mineiro": ("zap/copas", "espadilha/picafumo", "3", "2", "A/K", "J Q 7 6 5 4"),
-}
+# the card classes of each variant (strength level -> class, and their names) are the
+# ``card_classes`` of its record in truc_env.variants
 LEVEL_CAP = 3  # ladder levels 3 and above share keys
 CALLS = ("raise", "accept", "refuse", "fold", "allin", "redeal")
 INSTRUCTIONS = ("none", "high", "low")
@@ -62,8 +54,9 @@ def unsupported_reason(rules) -> str:
     """Why the partnership abstraction cannot key this Rules ('' if it can)."""
     if not rules.partnership or rules.players != 4:
         return "partnership MCCFR is for the 2 vs 2 games (4 players)"
-    if rules.variant not in GROUPS:
-        return (f"no card abstraction for {rules.variant} (supported: {', '.join(GROUPS)}; "
+    if rules.spec.card_classes is None:
+        supported = ", ".join(v.name for v in VARIANTS.values() if v.card_classes is not None)
+        return (f"no card abstraction for {rules.variant} (supported: {supported}; "
                 "Argentine envido and Put's card pass are not modelled)")
     if rules.envido or rules.flor or rules.put_pass:
         return "envido, flor and card passes are not modelled by the abstraction"
@@ -79,8 +72,8 @@ class PartnershipAbstraction:
             raise TrucError(f"{rules.variant}: {why}")
         self.rules = rules
         self.L = L = layout_of(rules)
-        self.groups = GROUPS[rules.variant]
-        self.class_names = CLASS_NAMES[rules.variant]
+        self.groups = rules.spec.card_classes.groups
+        self.class_names = rules.spec.card_classes.names
         self.mode = rules.signals.mode
         tokens = L.signal_tokens
         self.n_sig = (K if self.mode == "card" else max(0, len(tokens) - 1)) if tokens else 0
@@ -217,7 +210,7 @@ def state_key(ab: PartnershipAbstraction, state, seat: int) -> str:
     lrs = state.last_raiser_side
     raiser = "-" if lrs < 0 else ("u" if lrs == rules.side(seat) else "t")
     caller = (state.call_caller - seat) % n if state.call_caller >= 0 else -1
-    partner = (seat + 2) % n
+    partner = rules.partner(seat)
     sig = None
     for entry in state.signals:
         if entry[0] == partner:

@@ -1,0 +1,54 @@
+"""The command ``truc analyze signals``: one analysis (:mod:`train.signals`) or a whole experiment
+(:mod:`train.signals_runs`, with ``--config``). It sits above both so that neither imports the other's
+caller: signals_runs uses the analysis, the analysis knows nothing of experiments.
+"""
+
+from __future__ import annotations
+
+import json
+
+from truc_env.errors import TrucError
+
+from .signals import analyze, summary_text
+from .signals_runs import run_experiment
+
+
+def add_arguments(p) -> None:
+    """The options of ``truc analyze signals``."""
+    p.add_argument("--variant", help="a partnership variant (truco_paulista, le_truc_4p, ...)")
+    p.add_argument("--options", default=None, help='variant options as JSON, e.g. \'{"signals": {"mode": "free"}}\'')
+    p.add_argument("--team", action="append", default=[],
+                   help="the team's agent spec (SPEC or SPEC+SPEC); repeat for cross-play among several teams")
+    p.add_argument("--against", default="heuristic:honest", help="the opposing team's agent spec")
+    p.add_argument("--deals", type=int, default=None,
+                   help="duplicate deals per measurement, 2 hands each (default 300, or the experiment file's)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sweep", default="0,0.25,0.5,0.75,1", help="intercept values, comma-separated ('' for none)")
+    p.add_argument("--influence", type=int, default=400, help="receiver decisions re-queried for the causal influence")
+    p.add_argument("--samples", type=int, default=8, help="draws per policy estimate for agents without action_probs")
+    p.add_argument("--out", default=None, help="folder for summary.json, report.md and the PNGs")
+    p.add_argument("--config", default=None,
+                   help="an experiment file (configs/signals_experiments.yaml): train its PPO runs, then analyse them")
+    p.add_argument("--steps", type=int, default=None, help="with --config: learner steps per run instead of the config's")
+    p.add_argument("--no-train", action="store_true", help="with --config: analyse only the runs already trained")
+
+
+def run_cli(args) -> None:
+    """``truc analyze signals``."""
+    if args.config:
+        run_experiment(args.config, steps=args.steps, train=not args.no_train,
+                       deals=args.deals)
+        return
+    if not args.variant or not args.team:
+        raise TrucError("truc analyze signals needs --variant and at least one --team (or --config)")
+    options = json.loads(args.options) if args.options else {}
+    if any("ppo:" in t for t in args.team + [args.against]):
+        import torch  # small networks, one decision at a time: extra threads only contend
+
+        torch.set_num_threads(1)
+    sweep = tuple(float(x) for x in args.sweep.split(",") if x.strip()) if args.sweep else ()
+    report = analyze(args.variant, options, args.team, args.against, args.deals or 300, args.seed, sweep, args.influence,
+                     args.samples, out=args.out, log=lambda m: print(m, flush=True))
+    print(summary_text(report))
+    if args.out:
+        print(f"\nresults in {args.out}/ (summary.json, report.md, PNGs)")
