@@ -188,3 +188,76 @@ class SingleAgentEnv(gymnasium.Env):
         if self._illegal:
             info["illegal_action"] = True
         return obs["observation"], info
+
+
+# Where RL libraries look for the observation and the legal-action mask in a dict observation,
+# and the mask's dtype they compute with.
+LIBRARY_KEYS = {
+    "tianshou": ("obs", "mask", np.bool_),  # DQN-family policies read batch.obs.obs and batch.obs.mask
+    "rllib": ("observations", "action_mask", np.float32),  # RLlib's action-masking RLModule takes log(mask)
+    "torchrl": ("observation", "action_mask", np.bool_),  # torchrl's ActionMask, QValueModule, EGreedyModule
+}
+
+
+class MaskedObservation(gymnasium.ObservationWrapper):
+    """The observation and the legal-action mask in one ``Dict`` observation, under a library's keys.
+
+        env = MaskedObservation(SingleAgentEnv("le_truc"), keys="tianshou")   # {"obs": ..., "mask": ...}
+
+    ``keys``: a library of :data:`LIBRARY_KEYS` (which also sets the mask's dtype) or an
+    ``(observation_key, mask_key)`` pair (mask ``int8`` unless ``mask_dtype`` says otherwise). At the end
+    of an episode nobody acts, but libraries still evaluate their masked policy on the final observation
+    (value targets, exploration modules), where a mask with no legal action gives NaNs or errors:
+    ``terminal_mask="ones"`` (default) gives an all-ones mask there, ``"zeros"`` keeps the env's zeros.
+    """
+
+    def __init__(self, env: gymnasium.Env, keys: str | tuple[str, str] = "torchrl", mask_dtype=None,
+                 terminal_mask: str = "ones"):
+        super().__init__(env)
+        dtype = np.int8
+        if isinstance(keys, str):
+            if keys not in LIBRARY_KEYS:
+                raise TrucError(f"keys={keys!r} is not a known library; allowed: {', '.join(LIBRARY_KEYS)}, "
+                                "or an (observation_key, mask_key) pair")
+            *keys, dtype = LIBRARY_KEYS[keys]
+        if not (isinstance(keys, (tuple, list)) and len(keys) == 2 and all(isinstance(k, str) for k in keys)
+                and keys[0] != keys[1]):
+            raise TrucError(f"keys must be a library name or two different key strings, got {keys!r}")
+        if terminal_mask not in ("ones", "zeros"):
+            raise TrucError(f"terminal_mask={terminal_mask!r} is invalid; allowed: 'ones', 'zeros'")
+        self.obs_key, self.mask_key = keys
+        self.terminal_mask = terminal_mask
+        self.mask_dtype = np.dtype(mask_dtype or dtype)
+        n = env.action_space.n
+        self.observation_space = gymnasium.spaces.Dict({
+            self.obs_key: env.observation_space,
+            self.mask_key: gymnasium.spaces.Box(0, 1, (n,), self.mask_dtype),
+        })
+
+    def observation(self, observation):
+        mask = self.env.unwrapped.action_masks()
+        if not mask.any() and self.terminal_mask == "ones":
+            mask = np.ones_like(mask)
+        return {self.obs_key: observation, self.mask_key: mask.astype(self.mask_dtype)}
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions of the learning seat (bool), as :meth:`SingleAgentEnv.action_masks`."""
+        return self.env.unwrapped.action_masks()
+
+
+def evaluate(policy: Callable, env: gymnasium.Env, episodes: int, seed: int = 0) -> float:
+    """Mean episode reward of ``policy(observation, action_mask) -> action`` over ``episodes`` episodes.
+
+    ``env`` is a :class:`SingleAgentEnv`, possibly wrapped (the observation is then the wrapper's);
+    the mask is the learning seat's legal actions as bool. Episode i is reset with ``seed + i``.
+    """
+    total = 0.0
+    for i in range(episodes):
+        observation, _ = env.reset(seed=seed + i)
+        done = False
+        while not done:
+            action = policy(observation, env.unwrapped.action_masks())
+            observation, reward, terminated, truncated, _ = env.step(action)
+            total += float(reward)
+            done = terminated or truncated
+    return total / episodes
