@@ -82,6 +82,7 @@ def test_torchrl_dqn():
     assert abs(hands_against_random(ex["policy_of"](policy), wrap)) <= 12
 
 
+@pytest.mark.slow  # starts a local Ray: ~70 s on 2 cores
 def test_rllib_ppo():
     pytest.importorskip("ray.rllib")
     ex = example("rllib_ppo.py")
