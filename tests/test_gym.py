@@ -170,3 +170,17 @@ def test_importing_truc_env_registers_without_importing_the_env_modules():
             "assert 'truc_env.gym_env' not in sys.modules and 'pettingzoo' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
     assert truc_env.GYM_IDS["le_truc"] == "truc/LeTruc-v0"
+
+
+def test_make_vec_runs_bots_and_the_batched_env_says_where_specs_go():
+    from truc_env.gym_vector import TrucVectorEnv
+
+    envs = gymnasium.make_vec("truc/LeTruc-v0", num_envs=2, opponents="heuristic:honest", episode="hand")
+    _, info = envs.reset(seed=0)
+    for _ in range(10):  # an all-zero mask: the episode ended, and the next step only resets it (NEXT_STEP)
+        actions = [int(np.flatnonzero(m)[0]) if m.any() else 0 for m in info["action_mask"]]
+        _, _, _, _, info = envs.step(actions)
+        assert not any(info.get("illegal_action", []))
+    envs.close()
+    with pytest.raises(TrucError, match="make_vec"):
+        TrucVectorEnv("le_truc", num_envs=2, opponents="heuristic:honest")
