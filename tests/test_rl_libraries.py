@@ -18,6 +18,16 @@ from truc_env.gym_env import LIBRARY_KEYS, MaskedObservation, SingleAgentEnv, ev
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
+@pytest.fixture
+def one_torch_thread():
+    """Tiny batches on a shared CPU: a thread pool only adds contention (as tests/test_ppo.py does)."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def example(name: str) -> dict:
     return runpy.run_path(str(EXAMPLES / name))
 
@@ -57,7 +67,7 @@ def test_masked_observation_refuses_bad_keys():
         MaskedObservation(SingleAgentEnv(), terminal_mask="none")
 
 
-def test_sb3_maskable_ppo():
+def test_sb3_maskable_ppo(one_torch_thread):
     pytest.importorskip("sb3_contrib")
     ex = example("sb3_maskable_ppo.py")
     model = ex["train"](steps=128, n_steps=64, batch_size=32, opponents="heuristic:honest")
@@ -66,7 +76,7 @@ def test_sb3_maskable_ppo():
 
 
 @pytest.mark.slow  # Tianshou numba-compiles its replay-buffer kernels on first use: ~60 s on 2 cores
-def test_tianshou_dqn():
+def test_tianshou_dqn(one_torch_thread):
     pytest.importorskip("tianshou")
     ex = example("tianshou_dqn.py")
     algorithm = ex["train"](epochs=1, epoch_steps=128, num_envs=2, buffer_size=1000, opponents="random")
@@ -74,7 +84,7 @@ def test_tianshou_dqn():
     assert abs(hands_against_random(ex["policy_of"](algorithm), wrap)) <= 12
 
 
-def test_torchrl_dqn():
+def test_torchrl_dqn(one_torch_thread):
     pytest.importorskip("torchrl")
     ex = example("torchrl_dqn.py")
     policy = ex["train"](frames=256, frames_per_batch=128, batch_size=64, opponents="random")
@@ -83,7 +93,7 @@ def test_torchrl_dqn():
 
 
 @pytest.mark.slow  # starts a local Ray: ~70 s on 2 cores
-def test_rllib_ppo():
+def test_rllib_ppo(one_torch_thread):
     pytest.importorskip("ray.rllib")
     ex = example("rllib_ppo.py")
     algo = ex["train"](iterations=1, batch=200, minibatch=100, opponents="random")
