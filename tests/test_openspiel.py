@@ -117,3 +117,107 @@ def test_cfr_plus_on_the_small_heads_up_game():
         if i in (1, 4):
             values.append(exploitability.exploitability(game, solver.average_policy()))
     assert values[1] < values[0]
+
+
+# One value other than the default for every option, valid on its own in every variant that has it.
+FLAT_VALUES = {"ranks": 5, "hand_size": 2, "max_raises": 1, "target": 7, "first_dealer": "random"}
+
+
+def non_default(variant, name, spec):
+    """(option value, dict-form parameter, string-form text) for one option of a variant."""
+    if name in FLAT_VALUES:
+        value = FLAT_VALUES[name]
+    else:
+        value = next(a for a in spec.allowed if a != spec.default)
+    param = value
+    if name == "fold":
+        param = "yes" if value else "no"
+    text = str(param).lower() if isinstance(param, bool) else str(param)
+    return value, param, text
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_option_is_a_flat_parameter_in_both_forms(variant):
+    from truc_env.rules import make_rules, option_specs
+
+    for name, spec in option_specs(variant).items():
+        if name == "signals":
+            continue
+        value, param, text = non_default(variant, name, spec)
+        expected = make_rules(variant, **{name: value})
+        assert expected.options[name] != make_rules(variant).options[name]
+        by_dict = pyspiel.load_game("python_truc", {"variant": variant, name: param})
+        by_string = pyspiel.load_game(f"python_truc(variant={variant},{name}={text})")
+        assert by_dict.new_initial_state().s.rules == expected, name
+        assert by_string.new_initial_state().s.rules == expected, name
+        assert pyspiel.load_game(str(by_string)).new_initial_state().s.rules == expected, name
+
+
+def test_several_options_and_signals_in_one_game_string():
+    from truc_env.rules import make_rules
+
+    game = pyspiel.load_game("python_truc(variant=le_truc_4p,ranks=4,redeal=false,fold=yes,signals_mode=free,"
+                             "signals_vocab=4,signals_truthful=false,signals_intercept=0.5,"
+                             "signals_timing=every_trick,episode=hand)")
+    expected = make_rules("le_truc_4p", ranks=4, redeal=False, fold=True, signals={
+        "mode": "free", "vocab": 4, "truthful": False, "intercept": 0.5, "timing": "every_trick"})
+    assert game.new_initial_state().s.rules == expected
+    params = game.get_parameters()
+    assert (params["ranks"], params["signals_vocab"], params["fold"], params["episode"]) == (4, 4, "yes", "hand")
+    # a signal setting alone keeps the variant's other signal defaults (le_truc_4p: truthful card signals)
+    alone = pyspiel.load_game("python_truc(variant=le_truc_4p,signals_intercept=0.25)").new_initial_state().s.rules
+    assert alone.signals.mode == "card" and alone.signals.intercept == 0.25
+    pyspiel.random_sim_test(game, num_sims=1, serialize=True, verbose=False)
+
+
+def test_players_of_a_fixed_size_variant_and_the_reported_game_strings():
+    assert pyspiel.load_game("python_truc(variant=le_truc,players=2)").num_players() == 2
+    assert pyspiel.load_game("python_truc(variant=le_truc,players=2,ranks=4)").new_initial_state().s.rules.ranking == \
+        ("7", "8", "A", "K")
+    assert pyspiel.load_game("python_truc(variant=put_n,players=6,hand_size=3)").num_players() == 6
+    with pytest.raises(TrucError, match="le_truc is played by 2 players"):
+        pyspiel.load_game("python_truc(variant=le_truc,players=4)")
+
+
+def test_bad_parameters_say_what_is_allowed():
+    with pytest.raises(pyspiel.SpielError, match="Unknown parameter 'bogus'.*ranks"):
+        pyspiel.load_game("python_truc(variant=le_truc,bogus=1)")
+    with pytest.raises(TrucError, match="unknown option.*envido.*allowed"):
+        load("le_truc", envido=False)  # an option of another variant
+    with pytest.raises(TrucError, match="fold='maybe' is invalid; allowed: 'yes', 'no'"):
+        load("le_truc", fold="maybe")
+    with pytest.raises(TrucError, match="ranks is given twice"):
+        load("le_truc", ranks=3, options='{"ranks": 4}')
+    with pytest.raises(TrucError, match="unknown variant 'truco_uruguayo'"):
+        load("truco_uruguayo")
+    with pytest.raises(TrucError, match="integer in 1..13"):
+        load("le_truc", ranks=20)
+    assert load("le_truc", ranks=4, options='{"ranks": 4, "redeal": false}').new_initial_state().s.rules.options[
+        "redeal"] is False  # the same value twice is fine
+
+
+def test_every_parameter_is_documented():
+    doc = truc_env.openspiel_game.__doc__
+    spec = pyspiel.load_game("python_truc").get_type().parameter_specification
+    assert set(spec) >= {"variant", "players", "ranks", "hand_size", "max_raises", "target", "episode",
+                         "signals_mode", "signals_vocab", "signals_intercept", "options"}
+    for name in spec:
+        assert f"`{name}`" in doc, name
+
+
+def test_shimmy_wrapper_keeps_the_settings():
+    import pickle
+
+    shimmy = pytest.importorskip("shimmy")
+    game = pyspiel.load_game("python_truc(variant=truco_paulista,players=2,deck=clean,ranks=4,episode=hand)")
+    by_string = shimmy.OpenSpielCompatibilityV0(game_name=str(game))
+    by_config = shimmy.OpenSpielCompatibilityV0(game_name="python_truc", config={
+        "variant": "truco_paulista", "players": 2, "deck": "clean", "ranks": 4, "episode": "hand"})
+    by_game = shimmy.OpenSpielCompatibilityV0(env=game)
+    for env in (by_string, by_config, by_game, pickle.loads(pickle.dumps(by_game))):
+        assert env._env.new_initial_state().s.rules == game.new_initial_state().s.rules
+        assert env.possible_agents == ["player_0", "player_1"]
+        env.reset(seed=0)
+        for _ in env.agent_iter():
+            _, _, termination, truncation, info = env.last()
+            env.step(None if termination or truncation else int(np.flatnonzero(info["action_mask"])[0]))

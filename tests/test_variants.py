@@ -195,7 +195,9 @@ def variant_name_uses(source: str) -> list[int]:
             strings = [s for o in operands for s in _strings(o)]
             table = any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and _mentions_variant(node.left) \
                 and not all(isinstance(c, ast.Name) and c.id == "VARIANTS" for c in node.comparators)
-            if set(strings) & NAMES or (strings and any(_mentions_variant(o) for o in operands)) or table:
+            bare = any((isinstance(o, ast.Name) and o.id == "variant") or (isinstance(o, ast.Attribute) and o.attr == "variant")
+                       for o in operands)  # the name itself, not e.g. option_specs(variant)
+            if set(strings) & NAMES or (strings and bare) or table:
                 hits.append(node.lineno)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr in ("startswith", "endswith") and _mentions_variant(node.func.value):

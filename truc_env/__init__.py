@@ -1,4 +1,10 @@
-"""truc-env: the Truc family of card games for reinforcement learning and game theory."""
+"""truc-env: the Truc family of card games for reinforcement learning and game theory.
+
+Importing it registers one Gymnasium id per variant (:data:`GYM_IDS`), e.g.
+``gymnasium.make("truc/LeTruc-v0", opponents="heuristic:honest")``: a
+:class:`truc_env.gym_env.SingleAgentEnv` of that variant; every argument of ``SingleAgentEnv``
+(``seat``, ``opponents``, ``episode``, ``reward``, ``illegal``, options) passes through ``make``.
+"""
 
 from .engine import CHANCE, TERMINAL, State, new_game
 from .errors import CardError, IllegalActionError, RecordError, RulesError, TrucError
@@ -6,8 +12,25 @@ from .rules import VARIANTS, Rules, make_rules
 
 __version__ = "0.1.0"
 
+# "le_truc_4p" -> "truc/LeTruc4p-v0"; the version moves when observations, actions or rewards change.
+GYM_IDS = {v: "truc/" + "".join(p.capitalize() for p in v.split("_")) + "-v0" for v in VARIANTS}
+
 __all__ = ["CHANCE", "TERMINAL", "State", "new_game", "make_rules", "Rules", "VARIANTS", "TrucError",
-           "RulesError", "CardError", "IllegalActionError", "RecordError", "__version__"]
+           "RulesError", "CardError", "IllegalActionError", "RecordError", "GYM_IDS", "__version__"]
+
+
+def _register_gymnasium() -> None:
+    """Register :data:`GYM_IDS` (entry points are strings: nothing of the env is imported now)."""
+    try:
+        from gymnasium.envs.registration import register, registry
+    except ImportError:  # gymnasium is a dependency; without it there is nothing to register with
+        return
+    for variant, env_id in GYM_IDS.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point="truc_env.gym_env:SingleAgentEnv", kwargs={"variant": variant})
+
+
+_register_gymnasium()
 
 
 def __getattr__(name):  # lazy: importing truc_env must not import pettingzoo

@@ -44,6 +44,11 @@ class TrucVectorEnv(gymnasium.vector.VectorEnv):
         r = self.venv.rules
         if side not in range(r.n_sides) or r.n_sides != 2:
             raise TrucError(f"side must be 0 or 1 in a two-sided game, got {side!r} ({r.variant})")
+        if isinstance(opponents, str) or not (opponents is None or callable(opponents) or hasattr(opponents, "act")):
+            raise TrucError(f"opponents={opponents!r} is invalid here; allowed: None, a batched policy "
+                            "f(obs (k, size), mask (k, A)) -> actions (k,), or an agent with act(obs_row, mask_row). "
+                            "Agent specs such as 'heuristic:honest' read engine states, which the batched engine "
+                            "does not keep: use gymnasium.make_vec('truc/LeTruc-v0', num_envs=..., opponents=...)")
         self.side = side
         self.learner_seat = side  # seats of a side share its reward; seat `side` is one of them
         self.opponents = opponents

@@ -1,22 +1,40 @@
 """OpenSpiel registration: ``import truc_env.openspiel_game`` registers the game ``python_truc``.
 
-    game = pyspiel.load_game("python_truc", {"variant": "le_truc", "episode": "hand",
-                                             "options": '{"ranks": 4, "redeal": false}'})
-    pyspiel.load_game("python_truc(variant=le_truc,episode=hand,options=ranks:4;redeal:false)")
+    game = pyspiel.load_game("python_truc", {"variant": "le_truc", "episode": "hand", "ranks": 4,
+                                             "redeal": False})
+    pyspiel.load_game("python_truc(variant=truco_paulista,players=2,deck=clean,ranks=4,episode=hand)")
+    pyspiel.load_game("python_truc(variant=le_truc_4p,signals_mode=free,signals_vocab=4)")
 
-Parameters (all strings or ints, as OpenSpiel requires):
+Every option of every variant (``truc rules <variant>`` lists them) is a flat game parameter, in
+the dict form and in the string form alike. OpenSpiel fills every parameter a caller leaves out
+with its declared default, so a parameter's default here means "the variant's own default"
+(``-1``, ``""``, or the one value every variant shares); a parameter of an option the variant does
+not have must stay at that default (else ``RulesError`` names the variant's options). An unknown
+parameter is refused by OpenSpiel, listing the known ones. OpenSpiel types parameters strictly:
+``true``/``false`` are booleans, ``4`` an int, ``0.5`` a float.
 
-| parameter | default | meaning |
+| parameter | type, default | meaning |
 |---|---|---|
-| `variant` | `"le_truc"` | any variant of `truc_env.VARIANTS` |
-| `options` | `""` | the variant's options: a JSON object (`'{"signals": {"mode": "free"}}'`) or the compact form `ranks:4;redeal:false;signals.mode:free` |
-| `episode` | `"game"` | `"game"` (to the target) or `"hand"` (one hand, for solvers) |
-| `score` | `""` | starting score per side, `"11,10"` or `"11:10"`; empty = zeros |
+| `variant` | str, `"le_truc"` | any variant of `truc_env.VARIANTS` |
+| `episode` | str, `"game"` | `"game"` (to the target) or `"hand"` (one hand, for solvers) |
+| `score` | str, `""` | starting score per side, `"11:10"` (or `"11,10"` in the dict form); empty = zeros |
+| `dealer` | int, `-1` | first dealer seat; -1 = the variant's `first_dealer` option |
+| `players` | int, `-1` | number of players (`truco_*`: 2 or 4; `put_n`: 3 to 6; other variants accept only their own count) |
+| `ranks`, `hand_size`, `max_raises` | int, `-1` | research options (-1 = off): keep the k highest ranks, cards per hand, raises allowed |
+| `target` | int, `-1` | points to win the game |
+| `first_dealer` | str, `""` | `"random"` (a chance event) or a seat (`"1"`; in the string form use `dealer=1`) |
+| `ranking`, `ladder`, `all_tied`, `deck` | str, `""` | as `truc rules <variant>` lists them |
+| `fold` | str, `""` | `"yes"` or `"no"` (the variants disagree on its default, so it cannot be a boolean) |
+| `redeal`, `blind`, `instructions`, `envido`, `flor` | bool, the variants' shared default | as `truc rules <variant>` |
+| `signals_mode`, `signals_timing` | str, `""` | partner signals: `none`/`free`/`card`/`senas`; `deal`/`every_trick` |
+| `signals_vocab` | int, `-1` | tokens in `free` mode |
+| `signals_truthful` | bool, `true` | only true signals are legal |
+| `signals_intercept` | float, `-1.0` | probability that an opponent sees a signal (write `1.0`, not `1`) |
+| `options` | str, `""` | the options in one string, kept for compatibility: a JSON object (`'{"signals": {"mode": "free"}}'`, dict form only) or the compact form `ranks:4;redeal:false;signals.mode:free`; an option given both here and as a parameter must agree |
 
-A game string cannot hold ',', '=' or parentheses inside a value, so the game stores its options
-and score in the compact forms (what ``game.get_parameters()`` and ``str(game)`` show); both forms
-load the same game.
-| `dealer` | `-1` | first dealer; -1 = the variant's `first_dealer` option |
+The game's parameters (``game.get_parameters()``, ``str(game)``) are the resolved ones: every option
+of the variant with its value, so ``pyspiel.load_game(str(game))`` loads the same game, and the
+settings survive wrappers that rebuild the game from its string (shimmy's ``OpenSpielCompatibilityV0``).
 
 The state wraps `truc_env.engine.State`: chance is explicit (every card of the deal and the vira is
 a chance outcome, by card id of the deck family; a signal interception is 0 unseen / 1 seen; a
@@ -40,9 +58,47 @@ from .engine import CHANCE, TERMINAL, State
 from .errors import TrucError
 from .observe import encoder_of, info_state_string, observation_string
 from .render import render
-from .rules import make_rules
+from .rules import VARIANTS, make_rules, option_specs
 
-_DEFAULTS = {"variant": "le_truc", "options": "", "episode": "game", "score": "", "dealer": -1}
+_BASE = {"variant": "le_truc", "options": "", "episode": "game", "score": "", "dealer": -1}
+_SIGNALS = {"mode": "", "vocab": -1, "truthful": True, "intercept": -1.0, "timing": ""}  # signals_<key>
+_YES_NO = {"yes": True, "true": True, "no": False, "false": False}
+
+
+def _option_kinds() -> dict[str, tuple[str, object]]:
+    """Each option of any variant -> (kind, parameter default), derived from the variants' specs.
+
+    kinds: ``int`` (-1 = the variant's default), ``str`` (""), ``bool`` (a default every variant
+    shares), ``yes_no`` (a boolean whose default differs by variant: "" / "yes" / "no", since an
+    OpenSpiel parameter cannot be unset), ``seat_or_str`` (ints and words: "", "random", "1").
+    """
+    kinds: dict[str, tuple[str, object]] = {}
+    for variant in VARIANTS:
+        for name, spec in option_specs(variant).items():
+            if name == "signals":
+                continue
+            allowed = spec.allowed
+            if allowed and allowed[0] == "int":
+                kind = ("int", -1)
+            elif all(isinstance(a, bool) for a in allowed):
+                kind = ("bool", spec.default)
+            elif all(isinstance(a, str) for a in allowed):
+                kind = ("str", "")
+            elif all(isinstance(a, int) for a in allowed):
+                kind = ("int", -1)
+            else:
+                kind = ("seat_or_str", "")
+            seen = kinds.setdefault(name, kind)
+            if seen != kind:  # a boolean whose default differs between variants
+                if kind[0] != "bool" or seen[0] not in ("bool", "yes_no"):
+                    raise TypeError(f"option {name!r} has different types in different variants")
+                kinds[name] = ("yes_no", "")
+    return kinds
+
+
+_OPTIONS = _option_kinds()
+_DEFAULTS = {**_BASE, **{name: default for name, (_, default) in _OPTIONS.items()},
+             **{f"signals_{key}": default for key, default in _SIGNALS.items()}}
 _MAX_HANDS = 1000  # a safe bound: a game of drawn hands could, in principle, run on
 
 _GAME_TYPE = pyspiel.GameType(
@@ -105,9 +161,68 @@ def format_options(options: dict, prefix: str = "") -> str:
     return ";".join(i for i in items if i)
 
 
+def _flat_option(name: str, value):
+    """The option value a flat parameter sets, or None when it is left at its default."""
+    kind, default = _OPTIONS[name]
+    if value == default:
+        return None
+    if kind == "yes_no":
+        if value not in _YES_NO:
+            raise TrucError(f"python_truc: {name}={value!r} is invalid; allowed: 'yes', 'no' (or '' for the "
+                            "variant's default)")
+        return _YES_NO[value]
+    if kind == "seat_or_str" and value.lstrip("-").isdigit():
+        return int(value)
+    return value
+
+
+def _flat_param(name: str, value, variant_default):
+    """An option value as its flat parameter (the inverse of :func:`_flat_option`), or None if a game
+    string cannot hold it: OpenSpiel would read a seat "1" back as an int."""
+    kind, default = _OPTIONS[name]
+    if value is None:
+        return default
+    if kind == "yes_no":
+        return "yes" if value else "no"
+    if kind == "seat_or_str" and isinstance(value, int):
+        return "" if value == variant_default else None
+    return value
+
+
+def _merge(options: dict, key: str, value, where: str) -> None:
+    if key in options and options[key] != value:
+        raise TrucError(f"python_truc: {where} is given twice with different values ({options[key]!r} in "
+                        f"options, {value!r} as a parameter); give it once")
+    options[key] = value
+
+
 def _parse_params(params: dict):
     variant = params.get("variant", _DEFAULTS["variant"])
+    if variant not in VARIANTS:
+        raise TrucError(f"python_truc: unknown variant {variant!r}; known variants: {', '.join(VARIANTS)}")
     options = parse_options(params.get("options", ""))
+    for name in _OPTIONS:
+        value = _flat_option(name, params.get(name, _DEFAULTS[name]))
+        if value is not None:
+            _merge(options, name, value, name)
+    signals = {key: params.get(f"signals_{key}", default) for key, default in _SIGNALS.items()}
+    signals = {key: value for key, value in signals.items() if value != _SIGNALS[key]}
+    if signals:
+        spec = option_specs(variant).get("signals")
+        given = options.get("signals") or {}
+        if isinstance(given, str):
+            given = {"mode": given}
+        base = {**(spec.default if spec is not None else {}), **given}
+        for key, value in signals.items():
+            _merge(given, key, value, f"signals {key}")
+        options["signals"] = {**base, **given}
+    if "players" in options and "players" not in option_specs(variant):
+        # OpenSpiel callers name the player count of every game; a fixed count is accepted as such
+        fixed = make_rules(variant).players
+        if options["players"] != fixed:
+            raise TrucError(f"python_truc: {variant} is played by {fixed} players, got players={options['players']}"
+                            f"; variants with a players option: {', '.join(v for v in VARIANTS if 'players' in option_specs(v))}")
+        del options["players"]
     rules = make_rules(variant, **options)
     episode = params.get("episode", "game")
     if episode not in ("game", "hand"):
@@ -116,12 +231,24 @@ def _parse_params(params: dict):
     try:
         score = [int(x) for x in text.replace(":", ",").split(",")] if text.strip() else None
     except ValueError:
-        raise TrucError(f"python_truc: score must look like '3,7' (one integer per side), got {text!r}") from None
+        raise TrucError(f"python_truc: score must look like '3:7' (one integer per side), got {text!r}") from None
     dealer = params.get("dealer", -1)
     dealer = None if dealer < 0 else dealer
     State(rules, episode=episode, dealer=dealer, score=score)  # validates score and dealer
-    canonical = {"variant": variant, "options": format_options(options), "episode": episode,
-                 "score": ":".join(map(str, score)) if score else "", "dealer": params.get("dealer", -1)}
+    specs = option_specs(variant)
+    unflat = {}  # kept in the compact `options` form instead
+    canonical = {"variant": variant, "episode": episode, "score": ":".join(map(str, score)) if score else "",
+                 "dealer": params.get("dealer", -1)}
+    for name, (_, default) in _OPTIONS.items():
+        value = rules.options.get(name)
+        flat = _flat_param(name, value, specs[name].default if name in specs else None)
+        if flat is None:
+            unflat[name], flat = value, default
+        canonical[name] = flat
+    canonical["options"] = format_options(unflat)
+    resolved = rules.options.get("signals") or {}
+    for key, default in _SIGNALS.items():
+        canonical[f"signals_{key}"] = type(default)(resolved[key]) if key in resolved else default
     return rules, episode, score, dealer, canonical
 
 
@@ -163,6 +290,11 @@ class TrucGame(pyspiel.Game):
 
     def new_initial_state(self):
         return TrucState(self)
+
+    def __reduce__(self):
+        # pyspiel's own pickling restores the C++ game only; rebuild from the game string instead,
+        # which holds every setting (wrappers such as shimmy's pickle the game they wrap)
+        return pyspiel.load_game, (str(self),)
 
     def make_py_observer(self, iig_obs_type=None, params=None):
         if params:
