@@ -88,7 +88,7 @@ def test_ray_backend_gives_the_same_summary(tmp_path):
 
 
 @pytest.mark.parametrize("bad, match", [
-    ({"agents": ["random"]}, "at least two"),
+    ({"agents": ["random"]}, "at least 2 distinct"),
     ({"format": "swiss"}, "round_robin, gauntlet"),
     ({"variant": "poker"}, "known variants"),
     ({"colour": 1}, "unknown arena setting"),

@@ -35,7 +35,7 @@ from truc_env.atomic import atomic_open, atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
-from .yaml_config import read_mapping
+from . import config
 
 
 @dataclass
@@ -86,13 +86,25 @@ class CFRConfig:
     """MCCFR agent: abstract actions it never takes while another is legal (e.g. allin: no mon reste call)"""
 
 
-def load_config(path: str) -> CFRConfig:
-    raw = read_mapping(path)
-    known = set(CFRConfig.__dataclass_fields__)
-    unknown = set(raw) - known
-    if unknown:
-        raise TrucError(f"{path}: unknown setting(s) {sorted(unknown)}; allowed: {sorted(known)}")
-    return CFRConfig(**raw)
+# the exact solver's algorithms, then MCCFR's (kept equal to theirs by tests/test_config.py; importing
+# them here would load the numba kernels just to read a config)
+ALGORITHMS = ("cfr+", "dcfr", "lcfr", "cfr", "es_mccfr", "os_mccfr")
+CFRConfig.KIND = "cfr"
+CFRConfig.SCHEMA = {
+    "variant": config.STR, "options": config.DICT, "dealer": config.Int(0, 5),
+    "score": config.List(config.Int(0, 10**6), min_len=1), "algorithm": config.Choice(*ALGORITHMS),
+    "abstraction": config.Choice("strength", "none"), "iterations": config.Int(1, 10**12),
+    "time_limit": config.Float(0.001), "target_exploitability": config.Float(0.0), "eval_every": config.Int(1, 10**12),
+    "checkpoint_every": config.Int(1, 10**12), "dtype": config.Choice("float32", "float64"), "out": config.STR,
+    "continuation": config.STR, "alpha": config.Float(), "beta": config.Float(), "gamma": config.Float(),
+    "seed": config.SEED, "weighting": config.Choice("linear", "uniform"), "epsilon": config.Float(0.0, 1.0),
+    "cpu_limit": config.Float(0.0), "threshold": config.Float(0.0, 1.0), "exclude": config.List(config.STR),
+}
+
+
+def load_config(path: str, overrides=()) -> CFRConfig:
+    """The CFR config of a YAML file, checked, with ``--set`` overrides applied."""
+    return config.load(CFRConfig, path, overrides)
 
 
 def _atomic_savez(path: str, **arrays) -> None:
@@ -164,9 +176,9 @@ def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool,
     return tree, solver
 
 
-def main(config_path: str, resume: bool = False) -> dict:
+def main(config_path: str, resume: bool = False, overrides=()) -> dict:
     """Run a CFR config; returns the summary (also written to ``out/summary.json``)."""
-    cfg = load_config(config_path)
+    cfg = load_config(config_path, overrides)
     return run(cfg, resume)
 
 

@@ -613,6 +613,8 @@ def add_arguments(p) -> None:
     p.add_argument("--out", default=None, help="folder for summary.json, report.md and the PNGs")
     p.add_argument("--config", default=None,
                    help="an experiment file (configs/signals_experiments.yaml): train its PPO runs, then analyse them")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_pairs",
+                   help="with --config: override an experiment setting (VALUE is YAML: --set analysis.deals=50)")
     p.add_argument("--steps", type=int, default=None, help="with --config: learner steps per run instead of the config's")
     p.add_argument("--no-train", action="store_true", help="with --config: analyse only the runs already trained")
 
@@ -623,7 +625,7 @@ def run_cli(args) -> None:
         from .signals_runs import run_experiment
 
         run_experiment(args.config, steps=args.steps, train=not args.no_train,
-                       deals=args.deals)
+                       deals=args.deals, overrides=args.set_pairs)
         return
     if not args.variant or not args.team:
         raise TrucError("truc analyze signals needs --variant and at least one --team (or --config)")
