@@ -109,7 +109,7 @@ def play_unit(cfg_dict: dict, unit: dict) -> dict:
     """Play one unit (all its seatings) and return its results; runs in a worker."""
     from .match import play_game
 
-    cfg = ArenaConfig.from_dict(cfg_dict)
+    cfg = ArenaConfig(**cfg_dict)  # checked by the parent (a Ray node may have fewer cores)
     rules = make_rules(cfg.variant, **cfg.options)
     deal_seed = int(np.random.SeedSequence([cfg.seed, unit["deal"]]).generate_state(1)[0])
     k = seatings(rules)

@@ -107,6 +107,22 @@ def load_config(path: str, overrides=()) -> CFRConfig:
     return config.load(CFRConfig, path, overrides)
 
 
+def _load_npz_state(solver, path: str) -> None:
+    with np.load(path, allow_pickle=False) as z:
+        solver.load_state_dict({k: z[k] for k in z.files})
+
+
+def _resume(path: str, load) -> None:
+    """Run ``load``; a truncated, corrupt or foreign checkpoint becomes one clear TrucError."""
+    try:
+        load()
+    except TrucError:
+        raise
+    except Exception as e:  # BadZipFile, EOFError, a missing array, a shape from another tree...
+        raise TrucError(f"--resume: {path} is not a readable checkpoint of this solve ({type(e).__name__}: "
+                        f"{str(e)[:120]}); delete it to start over, or use another 'out'") from None
+
+
 def _atomic_savez(path: str, **arrays) -> None:
     with atomic_open(path, "wb") as f:
         np.savez(f, **arrays)
@@ -151,8 +167,7 @@ def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool,
     solver = PublicTreeSolver(tree, cfg.algorithm, cfg.alpha, cfg.beta, cfg.gamma, redeal_value, cfg.dtype)
     ckpt = os.path.join(cfg.out, f"checkpoint_{part}.npz")
     if resume and os.path.exists(ckpt):
-        with np.load(ckpt) as z:
-            solver.load_state_dict({k: z[k] for k in z.files})
+        _resume(ckpt, lambda: _load_npz_state(solver, ckpt))
         rows[:] = [r for r in rows if not (r["part"] == part and r["iteration"] > solver.iteration)]
         log(f"[{part}] resumed at iteration {solver.iteration}")
     bar = tqdm(total=cfg.iterations, initial=solver.iteration, desc=f"cfr {part}", unit="it")
@@ -258,10 +273,13 @@ _CURVE_FIELDS = ["part", "iteration", "seconds", "cpu_seconds", "elapsed", "expl
 def _read_curve(path: str) -> list[dict]:
     if not os.path.exists(path):
         return []
-    with open(path) as f:
-        rows = [{k: (v if k == "part" else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
-    for r in rows:
-        r["iteration"] = int(r["iteration"])
+    try:
+        with open(path) as f:
+            rows = [{k: (v if k == "part" else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
+        for r in rows:
+            r["iteration"] = int(r["iteration"])
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
+        raise TrucError(f"--resume: {path} is not this solve's curve ({e}); delete it or use another 'out'") from None
     return rows
 
 
@@ -380,7 +398,7 @@ def run_mccfr(cfg: CFRConfig, rules, resume: bool, deadline: float, log=print) -
     curve_csv = os.path.join(cfg.out, "curve.csv")
     rows: list[dict] = []
     if resume and os.path.exists(ckpt):
-        solver.load_checkpoint(ckpt)
+        _resume(ckpt, lambda: solver.load_checkpoint(ckpt))
         if os.path.exists(curve_csv):
             with open(curve_csv) as f:
                 rows = [r for r in csv.DictReader(f) if int(r["iteration"]) <= solver.iteration]

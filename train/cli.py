@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from train.config import parse_options
 from truc_env.errors import TrucError
 
 
@@ -45,7 +46,7 @@ def load_config(cls, args):
 def cmd_rules(args) -> None:
     from truc_env.rules import make_rules
 
-    options = json.loads(args.options) if args.options else {}
+    options = parse_options(args.options)
     print(make_rules(args.variant, **options).describe())
 
 
@@ -102,7 +103,7 @@ def cmd_arena(args) -> None:
 def cmd_play(args) -> None:
     from train.play import play_human
 
-    options = json.loads(args.options) if args.options else {}
+    options = parse_options(args.options)
     play_human(args.variant, options, args.opponents, seat=args.seat, seed=args.seed)
 
 
@@ -132,7 +133,7 @@ def cmd_exploitability(args) -> None:
     from truc_env.atomic import atomic_open
     from truc_env.rules import make_rules
 
-    options = json.loads(args.options) if args.options else {}
+    options = parse_options(args.options)
     rules = make_rules(args.variant, **options)
     agent = make_agent(args.agent, rules, seed=args.seed)
     result = policy_exploitability(agent, rules, dealer=args.dealer, abstraction=args.abstraction,

@@ -20,8 +20,7 @@ from typing import Any
 import yaml
 
 from truc_env.errors import TrucError
-
-MAX_SEED = 2**63 - 1
+from truc_env.rules import MAX_SEED
 
 
 def cpu_cores() -> int:
@@ -51,6 +50,8 @@ class Setting:
             lo, hi = self.lo, self.bound()
             text = (f"{word} in {lo}..{hi}" if lo is not None and hi is not None else
                     f"{word} >= {lo}" if lo is not None else word)
+            if callable(self.hi):
+                text += f" ({hi}: the CPU cores here)"
         elif self.kind == "list":
             text = "a list"
             if self.min_len:
@@ -183,6 +184,21 @@ def read_mapping(path, what: str = "config") -> dict:
     if not isinstance(raw, dict) or not all(isinstance(k, str) for k in raw):
         raise TrucError(f"{what} {path} must be a mapping of setting names to values")
     return raw
+
+
+def parse_options(text: str | None, flag: str = "--options") -> dict:
+    """A variant's options given as JSON on the command line (none: the defaults)."""
+    import json
+
+    if not text:
+        return {}
+    try:
+        options = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise TrucError(f"{flag} is not valid JSON ({e}); expected an object like '{{\"players\": 4}}'") from None
+    if not isinstance(options, dict):
+        raise TrucError(f"{flag} must be a JSON object of option: value, got {_short(options)}")
+    return options
 
 
 def parse_overrides(pairs) -> list[tuple[list[str], Any]]:

@@ -720,20 +720,28 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
         if not os.path.exists(ck_path):
             raise TrucError(f"--resume: no checkpoint at {ck_path}")
         ck = read_checkpoint(ck_path, rules)
-        if ck["net"] != meta:
-            raise TrucError(f"--resume: {ck_path} has network {ck['net']}, the config asks for {meta}")
-        net.load_state_dict(ck["model"])
-        optimizer.load_state_dict(ck["optimizer"])
-        rng.bit_generator.state = ck["rng"]["numpy"]
-        gen.set_state(ck["rng"]["torch"])
-        torch.set_rng_state(ck["rng"]["torch_global"])
-        league.load_state_dict(ck["league"])
-        for s in league.snapshots:
-            s["params"] = {k: v.to(device) for k, v in s["params"].items()}
-        history = list(ck["history"])
-        start_update, global_step = ck["update"] + 1, ck["global_step"]
-        elapsed_before = ck["elapsed"]
-        changed = {k: (ck["config"].get(k), v) for k, v in dataclasses.asdict(cfg).items() if ck["config"].get(k) != v}
+        try:
+            if ck["net"] != meta:
+                raise TrucError(f"--resume: {ck_path} has network {ck['net']}, the config asks for {meta}")
+            net.load_state_dict(ck["model"])
+            optimizer.load_state_dict(ck["optimizer"])
+            rng.bit_generator.state = ck["rng"]["numpy"]
+            gen.set_state(ck["rng"]["torch"])
+            torch.set_rng_state(ck["rng"]["torch_global"])
+            league.load_state_dict(ck["league"])
+            for s in league.snapshots:
+                s["params"] = {k: v.to(device) for k, v in s["params"].items()}
+            history = list(ck["history"])
+            start_update, global_step = ck["update"] + 1, ck["global_step"]
+            elapsed_before = ck["elapsed"]
+            changed = {k: (ck["config"].get(k), v) for k, v in dataclasses.asdict(cfg).items()
+                       if ck["config"].get(k) != v}
+        except TrucError:
+            raise
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
+            # a checkpoint of the right format but missing or mangled training state
+            raise TrucError(f"--resume: {ck_path} lacks this run's training state ({type(e).__name__}: "
+                            f"{str(e)[:120]})") from None
         if changed:
             print(f"resume: settings changed since the checkpoint (was, now): {changed}")
 

@@ -45,6 +45,7 @@ from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 from truc_env.view import SeatObservation, strength_percentile
 
+from .config import parse_options
 from .info_theory import kl_divergence, mi_report, smooth, total_variation
 from .match import SeededDealer
 from .stats import mean_ci
@@ -629,7 +630,7 @@ def run_cli(args) -> None:
         return
     if not args.variant or not args.team:
         raise TrucError("truc analyze signals needs --variant and at least one --team (or --config)")
-    options = json.loads(args.options) if args.options else {}
+    options = parse_options(args.options)
     if any("ppo:" in t for t in args.team + [args.against]):
         import torch  # small networks, one decision at a time: extra threads only contend
 
