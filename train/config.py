@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from truc_env.atomic import read_text
 from truc_env.errors import TrucError
 from truc_env.rules import MAX_SEED
 
@@ -164,15 +165,7 @@ def build(cls, raw, source: str = "config"):
 
 def read_mapping(path, what: str = "config") -> dict:
     """The settings of a YAML file as a dict (an empty file is no settings); TrucError if unreadable."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise TrucError(f"cannot read {what} {path}: {e.strerror}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise TrucError(f"{what} {path} is not a text file (not UTF-8); a {what} is YAML text") from None
+    text = read_text(path, what)
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as e:

@@ -16,7 +16,7 @@ import json
 
 import numpy as np
 
-from .atomic import atomic_write_text
+from .atomic import atomic_write_text, read_text
 from .engine import CHANCE, DEAL_DRAW, FIRST_DEALER, State
 from .errors import IllegalActionError, RecordError, TrucError
 from .rules import check_seed, make_rules
@@ -327,15 +327,7 @@ def save(record: dict, path) -> None:
 
 def load(path) -> dict:
     """Read a record written by :func:`save`; a malformed file raises RecordError."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise RecordError(f"{path}: cannot read the record ({e.strerror})") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise RecordError(f"{path}: not a text file (not UTF-8); a record is JSON text") from None
+    text = read_text(path, "record", RecordError)
     try:
         record = json.loads(text)
     except json.JSONDecodeError as e:
