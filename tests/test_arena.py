@@ -91,7 +91,7 @@ def test_ray_backend_gives_the_same_summary(tmp_path):
     ({"agents": ["random"]}, "at least 2 distinct"),
     ({"format": "swiss"}, "round_robin, gauntlet"),
     ({"variant": "poker"}, "known variants"),
-    ({"colour": 1}, "unknown arena setting"),
+    ({"colour": 1}, "unknown setting.*colour.*arena"),
     ({"format": "gauntlet", "hero": "nobody"}, "hero"),
 ])
 def test_bad_configs_fail_clearly(tmp_path, bad, match):

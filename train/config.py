@@ -154,7 +154,7 @@ def build(cls, raw, source: str = "config"):
     fields = {f.name for f in dataclasses.fields(cls)}
     unknown = [k for k in raw if k not in fields]
     if unknown:
-        raise TrucError(f"{source}: unknown {what} setting(s) {', '.join(map(_short, unknown))}; "
+        raise TrucError(f"{source}: unknown setting(s) {', '.join(map(_short, unknown))} for a {what} config; "
                         f"allowed: {', '.join(sorted(fields))}")
     values = {k: check(cls.SCHEMA[k], v, f"{source}: setting {k}") for k, v in raw.items()}
     cfg = cls(**values)
@@ -175,7 +175,7 @@ def read_mapping(path, what: str = "config") -> dict:
     if raw is None:
         return {}
     if not isinstance(raw, dict) or not all(isinstance(k, str) for k in raw):
-        raise TrucError(f"{what} {path} must be a mapping of setting names to values")
+        raise TrucError(f"{what} {path} must be a mapping of settings (name: value)")
     return raw
 
 
