@@ -191,7 +191,7 @@ def run_arena(cfg: ArenaConfig, resume: bool = False, progress: bool = True, max
         raise TrucError(f"arena output folder {out} is not writable ({e.strerror}); choose another 'out'") from None
     n_units = len(cfg_pairings(cfg)) * cfg.deals
     todo = (u for u in units_of(cfg) if u["id"] not in done)
-    n_todo = n_units - sum(1 for u in units_of(cfg) if u["id"] in done) if done else n_units
+    n_todo = n_units - len(done)  # the fingerprint matched: every id done is one of this config's units
     if max_units is not None:
         todo = itertools.islice(todo, max_units)
         n_todo = min(n_todo, max_units)
