@@ -153,10 +153,12 @@ ILLEGAL = ("raise", "penalize")
 
 
 def env(**kwargs) -> AECEnv:
-    """The AEC environment with PettingZoo's standard wrappers (bounds and call-order checks)."""
-    e = raw_env(**kwargs)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    """The AEC environment with PettingZoo's call-order wrapper.
+
+    No AssertOutOfBoundsWrapper: ``step`` itself refuses an action outside the space with an
+    IllegalActionError (an assert would be a bare AssertionError, and gone under ``python -O``).
+    """
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
 
 
 def resolve_chance(state: State, rng: np.random.Generator) -> None:
@@ -350,4 +352,6 @@ def _action_index(action, agent: str, size: int) -> int:
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         raise IllegalActionError(f"{agent}: an action is an integer index in 0..{size - 1} (a Python or numpy "
                                  f"integer), got {type(action).__name__} {action!r:.60}")
+    if not 0 <= action < size:
+        raise IllegalActionError(f"{agent}: action {action!r:.60} is outside the action space 0..{size - 1}")
     return int(action)

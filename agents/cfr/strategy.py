@@ -181,4 +181,9 @@ def load_strategy(path: str, rules: Rules | None = None) -> Strategy:
                         f"(this code reads version {FORMAT_VERSION})")
     if rules is not None and rules.key != header["rules_key"]:
         raise TrucError(f"{path}: this strategy was solved for {header['rules_key']} and cannot play {rules.key}")
-    return Strategy(header, parts)
+    try:
+        return Strategy(header, parts)
+    except TrucError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as e:  # a header without its variant, options...
+        raise TrucError(f"{path}: not a CFR strategy file or corrupt (header: {type(e).__name__} {e})") from None
