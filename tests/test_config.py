@@ -210,3 +210,17 @@ def test_cli_set_and_shortcut_flags_reach_the_config(capsys, tmp_path, monkeypat
     import json
 
     assert json.loads((out / "config.json").read_text())["deals"] == 2
+
+
+def test_unwritable_output_folders_are_clear_errors(tmp_path):
+    from train.cfr import run
+    from train.ppo import train
+
+    blocker = tmp_path / "file"
+    blocker.write_text("a file, not a folder")
+    with pytest.raises(TrucError, match="output folder .* is not writable.*'out'"):
+        run(config.build(CFRConfig, {"options": {"ranks": 3, "hand_size": 1, "max_raises": 1, "redeal": False},
+                                     "out": str(blocker / "cfr")}), log=lambda m: None)
+    with pytest.raises(TrucError, match="output folder .* is not writable.*'out_dir'"):
+        train(config.build(PPOConfig, {"out_dir": str(blocker), "progress": False, "tensorboard": False}))
+    assert config.output_folder(tmp_path / "a" / "b") == str(tmp_path / "a" / "b")

@@ -170,8 +170,8 @@ def run_arena(cfg: ArenaConfig, resume: bool = False, progress: bool = True, max
     """Run (or resume) a tournament, write its results folder, and return the summary."""
     out = Path(cfg.out)
     meta_path, units_path = out / "config.json", out / "units.jsonl"
+    config.output_folder(out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
         if resume and meta_path.exists():
             try:
                 saved = json.loads(meta_path.read_text())

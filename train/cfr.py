@@ -209,7 +209,7 @@ def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
     why = unsupported_reason(rules, cfg.score)
     if why:
         raise TrucError(f"{cfg.variant}: the exact solver does not apply ({why})")
-    os.makedirs(cfg.out, exist_ok=True)
+    config.output_folder(cfg.out)
     curve_csv = os.path.join(cfg.out, "curve.csv")
     rows = _read_curve(curve_csv) if resume else []
     if rules.vira:
@@ -392,7 +392,7 @@ def run_mccfr(cfg: CFRConfig, rules, resume: bool, deadline: float, log=print) -
     if cfg.dealer != 0 or list(cfg.score) != [0, 0]:
         raise TrucError("MCCFR trains one hand from 0-0 with dealer 0 (keys are relative to the dealer)")
     start = time.time()
-    os.makedirs(cfg.out, exist_ok=True)
+    config.output_folder(cfg.out)
     solver = MCCFR(rules, cfg.algorithm, seed=cfg.seed, weighting=cfg.weighting, epsilon=cfg.epsilon)
     ckpt = os.path.join(cfg.out, "checkpoint.npz")
     curve_csv = os.path.join(cfg.out, "curve.csv")

@@ -179,6 +179,19 @@ def read_mapping(path, what: str = "config") -> dict:
     return raw
 
 
+def output_folder(path, setting: str = "out") -> str:
+    """Create the output folder (and its parents) and check it takes files; TrucError if it cannot."""
+    import tempfile
+
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as e:
+        raise TrucError(f"output folder {path} is not writable ({e.strerror}); choose another '{setting}'") from None
+    return str(path)
+
+
 def parse_options(text: str | None, flag: str = "--options") -> dict:
     """A variant's options given as JSON on the command line (none: the defaults)."""
     import json

@@ -697,7 +697,7 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
     ck_path = os.path.join(run_dir, "checkpoint.pt")
     if not resume and os.path.exists(ck_path):
         raise TrucError(f"{ck_path} exists: continue it with --resume, or choose another name / out_dir")
-    os.makedirs(run_dir, exist_ok=True)
+    config.output_folder(run_dir, "out_dir")
 
     # seeding, in one block
     rng = np.random.default_rng(cfg.seed)  # deals, seats, opponents, minibatches

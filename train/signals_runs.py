@@ -155,7 +155,7 @@ def run_experiment(path: str, steps: int | None = None, train: bool = True, deal
         for (base, entry, text) in pool.map(_analyse_config, jobs):
             log(text)
             results["configs"][base] = entry
-    os.makedirs(out_root, exist_ok=True)
+    config.output_folder(out_root, "analysis.out")
     with open(os.path.join(out_root, "experiment.json.tmp"), "w") as f:
         json.dump(results, f, indent=1, default=float)
     os.replace(os.path.join(out_root, "experiment.json.tmp"), os.path.join(out_root, "experiment.json"))
