@@ -74,7 +74,7 @@ def _build_checked(cls, raw):
     for name, rule in cls.SCHEMA.items():
         config.check(rule, getattr(cfg, name), name)
     if cls is ArenaConfig:
-        assert 1 <= cfg.workers <= config.cpu_cores()
+        assert 1 <= config.worker_count(cfg.workers) <= config.cpu_cores()
 
 
 def _arena(raw):

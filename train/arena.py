@@ -221,7 +221,7 @@ def _execute(cfg: ArenaConfig, cfg_dict: dict, todo, n_todo: int, progress: bool
     try:
         if cfg.backend == "ray":
             yield from _execute_ray(cfg, cfg_dict, todo, bar)
-        elif cfg.workers == 1 or n_todo <= 1:
+        elif config.worker_count(cfg.workers) == 1 or n_todo <= 1:
             for u in todo:
                 yield play_unit(cfg_dict, u)
                 bar.update()
@@ -229,7 +229,7 @@ def _execute(cfg: ArenaConfig, cfg_dict: dict, todo, n_todo: int, progress: bool
             import multiprocessing as mp
 
             ctx = mp.get_context("spawn" if os.name == "nt" else "fork")
-            workers = min(cfg.workers, n_todo)
+            workers = min(config.worker_count(cfg.workers), n_todo)
             chunk = max(1, min(16, n_todo // (workers * 8)))  # tiny units: batch the IPC
             with ctx.Pool(workers) as pool:
                 # windows of units, so that a long tournament is never queued whole
@@ -253,7 +253,7 @@ def _execute_ray(cfg, cfg_dict, todo, bar):
     except ImportError:
         raise TrucError("backend 'ray' needs Ray: pip install 'truc-env[distributed]'") from None
     if not ray.is_initialized():
-        ray.init(num_cpus=cfg.workers, include_dashboard=False, log_to_driver=False)
+        ray.init(num_cpus=config.worker_count(cfg.workers), include_dashboard=False, log_to_driver=False)
     remote = ray.remote(play_unit)
     pending = [remote.remote(cfg_dict, u) for u in todo]  # Ray schedules its own queue
     while pending:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +24,14 @@ from truc_env.rules import MAX_SEED
 
 
 def cpu_cores() -> int:
-    """The cores available here: the upper bound of every ``workers`` setting."""
+    """The cores available here."""
     return os.cpu_count() or 1
+
+
+def worker_count(workers: int) -> int:
+    """Processes to start for a ``workers`` setting: capped at the cores here, so a config written for a
+    big machine runs on a small one, and no setting forks more processes than there are cores."""
+    return max(1, min(workers, cpu_cores()))
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,7 @@ class Setting:
 
     kind: str  # int, float, bool, str, list, dict, name (a relative path kept inside the output folder)
     lo: float | None = None
-    hi: float | Callable[[], float] | None = None  # a callable: bounds known only at run time (cores)
+    hi: float | None = None
     choices: tuple = ()
     items: Setting | None = None  # lists: the rule of every item
     min_len: int = 0
@@ -48,11 +53,9 @@ class Setting:
             text = "one of " + ", ".join(map(str, self.choices))
         elif self.kind in ("int", "float"):
             word = "an integer" if self.kind == "int" else "a number"
-            lo, hi = self.lo, self.bound()
+            lo, hi = self.lo, self.hi
             text = (f"{word} in {lo}..{hi}" if lo is not None and hi is not None else
                     f"{word} >= {lo}" if lo is not None else word)
-            if callable(self.hi):
-                text += f" ({hi}: the CPU cores here)"
         elif self.kind == "list":
             text = "a list"
             if self.min_len:
@@ -64,9 +67,6 @@ class Setting:
         else:
             text = {"bool": "true or false", "str": "a string", "dict": "a mapping"}[self.kind]
         return text + (" or null" if self.none else "")
-
-    def bound(self):
-        return self.hi() if callable(self.hi) else self.hi
 
 
 def Int(lo=None, hi=None, none=False) -> Setting:
@@ -87,7 +87,7 @@ def List(items: Setting, min_len: int = 0, unique: bool = False) -> Setting:
 
 BOOL, STR, DICT, NAME = Setting("bool"), Setting("str"), Setting("dict"), Setting("name")
 SEED = Int(0, MAX_SEED)
-WORKERS = Int(1, cpu_cores)
+WORKERS = Int(1, 4096)  # a sane bound; what runs is worker_count(workers)
 
 
 def _short(value) -> str:
@@ -113,7 +113,7 @@ def check(setting: Setting, value, where: str):
             value = float(value)
             if not math.isfinite(value):
                 raise bad()
-        hi = setting.bound()
+        hi = setting.hi
         if (setting.lo is not None and value < setting.lo) or (hi is not None and value > hi):
             raise bad(" (out of range)")
         return value

@@ -112,7 +112,7 @@ def train_runs(exp: dict, steps: int | None = None, time_limit: float | None = N
                only: list[str] | None = None) -> list[Run]:
     """Train every run of the experiment that has no ``policy.pt`` yet; returns the runs with one."""
     todo = [r for r in exp["runs"] if not os.path.exists(r.policy) and (not only or r.name in only)]
-    n = int(workers or exp.get("workers", 2))
+    n = config.worker_count(int(workers or exp.get("workers", 2)))
     if todo:
         print(f"training {len(todo)} run(s), {n} at a time: {', '.join(r.name for r in todo)}", flush=True)
         with ProcessPoolExecutor(max_workers=n) as pool:
@@ -151,7 +151,7 @@ def run_experiment(path: str, steps: int | None = None, train: bool = True, deal
             groups.setdefault(r.config, []).append(r)
     results = {"experiment": path, "against": against, "deals": deals, "configs": {}}
     jobs = [(config, runs, against, deals, sweep, out_root, img_dir) for config, runs in groups.items()]
-    with ProcessPoolExecutor(max_workers=int(exp.get("workers", 2))) as pool:
+    with ProcessPoolExecutor(max_workers=config.worker_count(int(exp.get("workers", 2)))) as pool:
         for (base, entry, text) in pool.map(_analyse_config, jobs):
             log(text)
             results["configs"][base] = entry
