@@ -172,7 +172,7 @@ def test_reward_after_the_last_action_goes_to_that_last_step(tmp_path):
 
 # ------------------------------------------------------------------------------------------- config, checkpoints
 def test_unknown_setting_is_a_clear_error(tmp_path):
-    with pytest.raises(TrucError, match="unknown PPO setting.*learning_rat"):
+    with pytest.raises(TrucError, match="unknown setting.*learning_rat.*PPO config"):
         ppo.PPOConfig.from_dict({"learning_rat": 0.1})
     with pytest.raises(TrucError, match="pool_scheme"):
         ppo.PPOConfig.from_dict({"pool_scheme": "best"})

@@ -594,6 +594,3 @@ def _save(fig, path: str) -> str:
     fig.savefig(tmp, dpi=100)
     os.replace(tmp, path)
     return path
-
-
-# ---------------------------------------------------------------------------------------------- command line

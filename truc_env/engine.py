@@ -97,8 +97,10 @@ class State:
         n_sides = rules.n_sides
         if score is None:
             score = [0] * n_sides
+        if not isinstance(score, (list, tuple)):  # a scalar, a string or a mapping is no score
+            raise TrucError(f"score must be {n_sides} non-negative integers (one per side), got {score!r:.60}")
         score = list(score)
-        if len(score) != n_sides or any((not isinstance(s, int)) or s < 0 for s in score):
+        if len(score) != n_sides or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in score):
             raise TrucError(f"score must be {n_sides} non-negative integers (one per side), got {score!r}")
         if any(s >= rules.target for s in score):
             raise TrucError(f"score {score} already reaches the target {rules.target}")
