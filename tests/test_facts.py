@@ -13,8 +13,10 @@ Regenerate only when a change of what a seat sees is intended:
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
+import pickle
 import sys
 from pathlib import Path
 
@@ -22,7 +24,8 @@ import numpy as np
 import pytest
 
 from truc_env import State, make_rules
-from truc_env.engine import sample_chance
+from truc_env.draw import hand_tricks
+from truc_env.engine import CHANCE, DEAL_DRAW, sample_chance
 from truc_env.observe import encoder_of, info_state_string, observation_string
 from truc_env.render import render
 from truc_env.view import seat_view
@@ -150,6 +153,124 @@ def test_cases_cover_the_visibility_rules():
             legal = s.legal_actions()
             s.apply_action(legal[rng.integers(len(legal))])
     assert {"eleven", "iron", "give", "signal", "envido", "intercepted", "resigned", "redeal"} <= seen, seen
+
+
+def _random_game(variant, options, score, seed):
+    """Yield each state of a seeded random game, chance nodes included."""
+    rules = make_rules(variant, **options)
+    rng = np.random.default_rng(seed)
+    s = State(rules, score=score)
+    for _ in range(MAX_DECISIONS * 3):
+        yield s
+        if s.is_terminal():
+            return
+        if s.is_chance_node():
+            s.apply_action(sample_chance(s, rng))
+        else:
+            legal = s.legal_actions()
+            s.apply_action(legal[rng.integers(len(legal))])
+
+
+def _facts_from_history(state, hand):
+    """The deal order and the plays of one hand, read back from the history (the test's oracle)."""
+    r, L = state.rules, state.L
+    log = state.hand_log[hand]
+    n, d = r.players, log["dealer"]
+    deal, plays, count = [], [], [0] * n
+    hand_cards = {}
+    for actor, a, aux in state.history[log["start"]:log.get("end", len(state.history))]:
+        if actor == CHANCE and aux == DEAL_DRAW:
+            block = r.hand_size * n
+            k = len(deal) if len(deal) < block + r.vira else (len(deal) - block - r.vira) % block
+            if k == block:
+                deal.append(-1)  # the vira, drawn after the first deal only
+            else:
+                seat = (d + 1 + k) % n
+                deal.append(seat)
+                if k < n:
+                    hand_cards[seat] = []
+                hand_cards[seat].append(a)
+        elif actor >= 0 and L.play <= a < L.play + len(L.deck):
+            plays.append((count[actor], actor, L.deck[a - L.play]))
+            count[actor] += 1
+        elif actor >= 0 and L.slot >= 0 and L.slot <= a < L.slot + r.hand_size:
+            plays.append((count[actor], actor, hand_cards[actor][a - L.slot]))
+            count[actor] += 1
+    return deal, plays
+
+
+@pytest.mark.parametrize("name,variant,options,score,seed", CASES[::3], ids=[c[0] for c in CASES[::3]])
+def test_the_engine_keeps_the_deal_order_and_the_plays(name, variant, options, score, seed):
+    for s in _random_game(variant, options, score, seed):
+        for h in range(len(s.hand_log)):
+            facts = s.hand_facts(h)
+            deal, plays = _facts_from_history(s, h)
+            assert list(facts["deal_order"]) == deal
+            assert list(facts["played"]) == plays
+            assert len(facts["trick_winners"]) <= s.rules.hand_size
+        if s.hand_log:
+            assert s.hand_facts() == s.hand_facts(len(s.hand_log) - 1)
+            # the open trick is the plays of this trick by the seats still in the hand
+            assert s.trick == [(seat, c) for t, seat, c in s.played if t == s.trick_no and seat in s.active]
+
+
+def test_a_clone_keeps_its_own_facts():
+    game = _random_game("truco_paulista", {"signals": SIG_INTERCEPT}, None, 3)
+    s = next(st for st in game if st.played and st.signals and not st.is_chance_node())
+    before = (list(s.played), list(s.deal_order), [list(x) for x in s.signals], s.trick_winners[:])
+    c = s.clone()
+    rng = np.random.default_rng(0)
+    while not c.is_terminal():
+        c.apply_action(sample_chance(c, rng) if c.is_chance_node() else c.legal_actions()[0])
+    assert (s.played, s.deal_order, s.signals, s.trick_winners) == before
+    assert pickle.loads(pickle.dumps(s)).hand_facts() == s.hand_facts()
+
+
+def test_withdrawn_cards_leave_the_drawn_trick():
+    """put_n: a resigned seat's card of the open trick is taken back when the hand goes on."""
+    for seed in range(40):
+        for s in _random_game("put_n", {}, None, seed):
+            if s.withdrawn and s.hand_log:
+                tricks = hand_tricks(s)[-1]
+                shown = {(seat, c) for plays, _ in tricks for seat, c in plays}
+                assert all((seat, c) not in shown for _, seat, c in s.withdrawn)
+                assert all(t == s.trick_no and seat in s.resigned for t, seat, c in s.withdrawn)
+                return
+    pytest.fail("no put_n game withdrew a card")
+
+
+def _imports(path: Path, modules: set) -> set:
+    """The truc_env modules a module imports, at the top or inside functions."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 1:
+                out |= {node.module.split(".")[0]} if node.module else {a.name for a in node.names}
+            elif node.module == "truc_env":
+                out.add("__init__")
+            elif node.module and node.module.startswith("truc_env."):
+                out.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            out |= {a.name.split(".")[1] for a in node.names if a.name.startswith("truc_env.")}
+    return out & modules
+
+
+def test_truc_env_modules_import_each_other_without_a_circle():
+    package = Path(__file__).resolve().parents[1] / "truc_env"
+    modules = {p.stem for p in package.glob("*.py")}
+    graph = {m: _imports(package / f"{m}.py", modules) - {m} for m in modules}
+    assert graph["view"] <= {"engine", "rules", "actions", "errors", "cards", "variants"}, graph["view"]
+    done: set = set()
+
+    def visit(m, path):
+        assert m not in path, "import circle: " + " -> ".join(path[path.index(m):] + [m])
+        if m not in done:
+            for dep in sorted(graph[m]):
+                visit(dep, path + [m])
+            done.add(m)
+
+    for m in sorted(modules):
+        visit(m, [])
 
 
 if __name__ == "__main__":
