@@ -241,9 +241,10 @@ class State:
         if hand < 0:
             hand += len(self.hand_log)
         if hand == len(self.hand_log) - 1 or hand < 0:
-            return {"deal_order": self.deal_order, "played": self.played,
-                    "trick_winners": self.trick_winners, "withdrawn": self.withdrawn}
-        return self.hand_log[hand]["facts"]
+            facts = (self.deal_order, self.played, self.trick_winners, self.withdrawn)
+        else:
+            facts = self.hand_log[hand]["facts"]
+        return dict(zip(("deal_order", "played", "trick_winners", "withdrawn"), facts))
 
     def action_to_string(self, action: int) -> str:
         return self.L.to_string(action)
@@ -915,8 +916,7 @@ class State:
         log["hand_points"] = list(self.hand_points)
         log["end"] = len(self.history)
         # the hand's facts outlive its fields, which the next deal resets
-        log["facts"] = {"deal_order": tuple(self.deal_order), "played": tuple(self.played),
-                        "trick_winners": tuple(self.trick_winners), "withdrawn": self.withdrawn}
+        log["facts"] = (tuple(self.deal_order), tuple(self.played), tuple(self.trick_winners), self.withdrawn)
         self.call_kind = ""
         self.call_queue = []
         self.env_queue = []
