@@ -148,7 +148,8 @@ def test_credit_against_a_fixed_opponent_records_only_the_learner(tmp_path):
             pass
 
         def act(self, observation, mask):
-            return observation._state.string_to_action(self.moves.pop(0))
+            move = self.moves.pop(0)
+            return observation.apply(lambda state, _seat: state.string_to_action(move))
 
     opp = Scripted(["accept", "play 7d", "raise"])
     learner_script = [s for s in SCRIPT if s.startswith("0 ")]
