@@ -18,8 +18,8 @@ from agents.ppo import CheckpointError, PolicyNet, load_agent, read_checkpoint  
 from train import ppo  # noqa: E402
 from truc_env.engine import State, sample_chance  # noqa: E402
 from truc_env.errors import TrucError  # noqa: E402
+from truc_env.observe import SeatObservation  # noqa: E402
 from truc_env.rules import make_rules  # noqa: E402
-from truc_env.view import SeatObservation  # noqa: E402
 
 SMALL = {"ranks": 4, "hand_size": 2}
 torch.set_num_threads(1)  # as training does: tiny batches, and a shared CPU makes thread pools crawl
@@ -148,7 +148,8 @@ def test_credit_against_a_fixed_opponent_records_only_the_learner(tmp_path):
             pass
 
         def act(self, observation, mask):
-            return observation._state.string_to_action(self.moves.pop(0))
+            move = self.moves.pop(0)
+            return observation.apply(lambda state, _seat: state.string_to_action(move))
 
     opp = Scripted(["accept", "play 7d", "raise"])
     learner_script = [s for s in SCRIPT if s.startswith("0 ")]

@@ -15,9 +15,9 @@ import numpy as np
 
 from truc_env.engine import State
 from truc_env.errors import TrucError
+from truc_env.observe import SeatObservation
 from truc_env.records import record_of
 from truc_env.rules import Rules
-from truc_env.view import SeatObservation
 
 
 @dataclass

@@ -67,9 +67,9 @@ from agents.ppo.network import encode_batch, stack_actors, stacked_actor_logits
 from truc_env.actions import layout_of
 from truc_env.engine import State, sample_chance
 from truc_env.errors import TrucError
+from truc_env.observe import SeatObservation
 from truc_env.rules import make_rules
 from truc_env.vector import VectorEnv
-from truc_env.view import SeatObservation
 
 from . import config
 
