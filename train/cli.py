@@ -110,7 +110,7 @@ def cmd_exploitability(args) -> None:
     import os
 
     from agents import make_agent
-    from agents.cfr.policy_tree import policy_exploitability, projection_error
+    from train.exploitability import policy_exploitability, projection_error
     from truc_env.atomic import atomic_open
     from truc_env.rules import make_rules
 
