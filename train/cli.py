@@ -110,7 +110,7 @@ def cmd_exploitability(args) -> None:
     import os
 
     from agents import make_agent
-    from train.exploitability import policy_exploitability, projection_error
+    from train.exploitability import default_cache_dir, policy_exploitability, projection_error
     from truc_env.atomic import atomic_open
     from truc_env.rules import make_rules
 
@@ -120,7 +120,8 @@ def cmd_exploitability(args) -> None:
     result = policy_exploitability(agent, rules, dealer=args.dealer, abstraction=args.abstraction,
                                    first_hands=args.first_hands, suits=args.suits, seed=args.seed,
                                    progress=not args.quiet,
-                                   keep=args.check_hands > 0)
+                                   keep=args.check_hands > 0,
+                                   cache_dir=None if args.no_cache else (args.cache_dir or default_cache_dir()))
     parts = result.pop("parts", None)
     result["agent"] = args.agent
     if parts is not None:
@@ -215,6 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="self-play hands on which to measure the projection error (0: skip)")
     ex.add_argument("--seed", type=int, default=0)
     ex.add_argument("--quiet", action="store_true", help="no progress bar")
+    ex.add_argument("--cache-dir", help="where built public trees are kept and reused "
+                    "(default: $TRUC_CACHE_DIR or ~/.cache/truc-env)")
+    ex.add_argument("--no-cache", action="store_true", help="build the public trees afresh and keep nothing")
     ex.add_argument("--out", help="write the result as JSON here")
     ex.set_defaults(func=cmd_exploitability)
     an = sub.add_parser("analyze", help="analyse agents (partner signals)")
