@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from truc_env.engine import State
+from truc_env.errors import TrucError
 from truc_env.rules import Rules
 
 from .solver import PublicTreeSolver
@@ -290,3 +291,128 @@ def best_response_values(solver: PublicTreeSolver, sigma: np.ndarray, redeal_br=
     return {"value_seat0": value, "br0": br0, "br1": br1, "nash_conv": br0 + br1, "exploitability": (br0 + br1) / 2}
 
 
+
+
+# ---------------------------------------------------------------------------------- the real redeal
+@njit(cache=True)
+def _second_deal_weights(b_counts, post, hand_counts, mult, hand_size, seat, binom, W):
+    """``W[h0, h1]`` of the deal after a redeal, for a best responder (``seat``) first dealt
+    ``b_counts``: the opponent's first hand drawn from ``post`` (its index -> probability), both new
+    hands dealt from the cards the two first hands left."""
+    H, C = hand_counts.shape
+    left = np.zeros(C, dtype=np.int64)
+    W[:, :] = 0.0
+    for o in range(H):
+        if post[o] == 0.0:
+            continue
+        n = 0
+        ok = True
+        for c in range(C):
+            left[c] = mult[c] - b_counts[c] - hand_counts[o, c]
+            if left[c] < 0:
+                ok = False
+            n += left[c]
+        if not ok:
+            continue
+        total = binom[n, hand_size] * binom[n - hand_size, hand_size]
+        for i in range(H):
+            for j in range(H):
+                w = 1.0
+                for c in range(C):
+                    a, b = hand_counts[i, c], hand_counts[j, c]
+                    if a + b > left[c]:
+                        w = 0.0
+                        break
+                    w *= binom[left[c], a] * binom[left[c] - a, b]
+                if w > 0.0:
+                    if seat == 0:
+                        W[i, j] += post[o] * w / total
+                    else:
+                        W[j, i] += post[o] * w / total
+
+
+def _redeal_path(tree: PublicTree) -> tuple[int, int, int, int]:
+    """(root slot label of the proposal, node where it is answered, its accepting edge, dealer): the
+    one accepted-redeal leaf, reached by a proposal at the root and its acceptance."""
+    from .tree import CHILD, REDEAL
+
+    leaves = np.flatnonzero(tree.kind == REDEAL)
+    ends = np.searchsorted(tree.act_start, leaves, side="right") - 1
+    roots = [e for e in range(int(tree.act_start[0]), int(tree.act_start[1])) if tree.kind[e] == CHILD]
+    propose = [e for e in roots if len(ends) == 1 and tree.child[e] == ends[0]]
+    if len(leaves) != 1 or not propose:
+        raise TrucError("the real game's redeal needs exactly one accepted-redeal leaf, answering a proposal "
+                        f"made at the root (this tree has {len(leaves)} such leaves)")
+    return int(tree.label[propose[0]]), int(ends[0]), int(leaves[0]), tree.dealer
+
+
+def real_redeal_best_responses(main: PublicTreeSolver, sigma: np.ndarray, cont: PublicTreeSolver,
+                               cont_sigma: np.ndarray) -> dict:
+    """Each seat's best-response value in the real game with its redeal, against a policy that plays
+    ``sigma`` in the hand (``main``'s tree) and ``cont_sigma`` in the hand after an accepted redeal
+    (``cont``'s redeal-free tree, whatever the first hands were).
+
+    The redeal comes before any card, so the best responder's information at the accepted-redeal
+    leaf is its own first hand alone: for each first hand ``h`` its value after the redeal is a best
+    response in ``cont``'s tree with the deal re-weighted (the opponent's first hand drawn from its
+    deal odds given ``h`` times its probability of proposing or accepting with it, both new hands
+    dealt from the cards left), and that value is the leaf's worth to hand ``h`` in ``main``'s tree.
+    Exact in the real game (no card removal ignored), for a policy whose play after the redeal does
+    not depend on its first hand.
+    """
+    from math import comb
+
+    t, ct = main.tree, cont.tree
+    ab = t.abstraction
+    if ct.abstraction.mult != ab.mult or ct.abstraction.hands != ab.hands:
+        raise TrucError("the hand after a redeal must be the same deck and classes as the hand itself")
+    propose_label, answer, accept_edge, dealer = _redeal_path(t)
+    mano = 1 - dealer
+    hs = t.rules.hand_size
+    hand_counts = np.array([ab.counts(h) for h in ab.hands], dtype=np.int64)
+    mult = np.array(ab.mult, dtype=np.int64)
+    n = int(mult.sum())
+    binom = np.array([[comb(a, b) for b in range(hs + 1)] for a in range(n + 1)], dtype=np.float64)
+
+    def step(node: int, label: int) -> np.ndarray:
+        """Per hand index: the actor's probability of taking ``label`` at ``node`` under ``sigma``."""
+        q = int(t.actor[node])
+        out = np.zeros(ab.n_hands)
+        for j, h in enumerate(t.hand_set(t.hs[node, q])):
+            i = main.iset_off[node] + j
+            a, b = int(main.iset_start[i]), int(main.iset_start[i + 1])
+            labs = t.label[t.act_start[node] + main.slot_k[a:b].astype(np.int64)]
+            out[int(h)] = sigma[a:b][labs == label].sum()
+        return out
+
+    opp_step = {dealer: step(answer, int(t.label[accept_edge])), mano: step(0, propose_label)}
+    W0, Wc = t.W, ct.W.copy()
+    W2 = np.zeros_like(Wc)
+    out: dict = {}
+    for seat in (0, 1):
+        o = 1 - seat
+        cont.forward(o, cont_sigma)
+        after = np.zeros(ab.n_hands)  # the seat's best-response value after the redeal, per first hand
+        for h in range(ab.n_hands):
+            post = (W0[h] if seat == 0 else W0[:, h]) * opp_step[o]
+            if post.sum() <= 0.0:
+                continue  # the redeal is never accepted with this hand: its value never counts
+            _second_deal_weights(hand_counts[h], post / post.sum(), hand_counts, mult, hs, seat, binom, W2)
+            ct.W = W2
+            cont.redeal_value = 0.0
+            after[h] = cont.backward(seat, cont_sigma, best_response=True)
+        ct.W = Wc
+        main.forward(o, sigma)
+        values = np.zeros(ab.n_hands)
+        root = t.hand_set(t.hs[0, seat])
+        for c in np.unique(after):  # one best-response pass per distinct worth of the leaf
+            main.redeal_value = float(c) if seat == 0 else -float(c)  # the kernel reads seat 0's points
+            main.backward(seat, sigma, best_response=True)
+            v = main.values[main.voff[0, seat]:main.voff[0, seat] + len(root)]
+            pick = after[root] == c
+            values[root[pick]] = v[pick]
+        out[f"br{seat}"] = float(values.sum())
+        out[f"after_redeal_br{seat}"] = after
+    out["nash_conv"] = out["br0"] + out["br1"]
+    out["exploitability"] = out["nash_conv"] / 2
+    return out
