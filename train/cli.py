@@ -134,6 +134,14 @@ def cmd_exploitability(args) -> None:
     if "cont" in result:
         c = result["cont"]
         print(f"  after an accepted redeal: best responses {c['br0']:+.4f} / {c['br1']:+.4f}")
+    if args.real_redeal:
+        from train.exploitability import real_redeal_exploitability
+
+        real = real_redeal_exploitability(agent, rules, dealer=args.dealer, abstraction=args.abstraction,
+                                          cache_dir=None if args.no_cache else (args.cache_dir or default_cache_dir()))
+        result["real_redeal"] = real
+        print(f"  in the real game with its redeal: exploitability {real['exploitability']:.4f} "
+              f"(best responses {real['br0']:+.4f} / {real['br1']:+.4f})")
     if "projection" in result:
         for part in ("main", "cont"):
             s = result["projection"][part]
@@ -219,6 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--cache-dir", help="where built public trees are kept and reused "
                     "(default: $TRUC_CACHE_DIR or ~/.cache/truc-env)")
     ex.add_argument("--no-cache", action="store_true", help="build the public trees afresh and keep nothing")
+    ex.add_argument("--real-redeal", action="store_true",
+                    help="also the exact figure in the real game with its redeal (agents whose play after a redeal "
+                    "ignores the first hand: cfr:PATH, random)")
     ex.add_argument("--out", help="write the result as JSON here")
     ex.set_defaults(func=cmd_exploitability)
     an = sub.add_parser("analyze", help="analyse agents (partner signals)")
