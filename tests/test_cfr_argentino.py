@@ -156,8 +156,8 @@ def test_full_deck_is_refused_as_too_large():
 
 def test_random_agent_is_the_uniform_strategy_with_envido():
     """``truc exploitability`` on Argentine: engine states per information set reproduce the announcements."""
-    from agents.cfr import policy_tree as pt
     from agents.random import RandomAgent
+    from train import exploitability as pt
 
     rules = make_rules("truco_argentino", **TINY)
     solver = PublicTreeSolver(build_tree(rules))
@@ -169,7 +169,7 @@ def test_random_agent_is_the_uniform_strategy_with_envido():
 
 def test_cfr_agent_converts_back_to_its_own_exploitability_with_envido(tmp_path):
     from agents.cfr import load_agent
-    from agents.cfr import policy_tree as pt
+    from train import exploitability as pt
 
     rules = make_rules("truco_argentino", **TINY)
     tree = build_tree(rules)

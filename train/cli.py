@@ -140,7 +140,7 @@ def cmd_exploitability(args) -> None:
     import os
 
     from agents import make_agent
-    from agents.cfr.policy_tree import policy_exploitability, projection_error
+    from train.exploitability import default_cache_dir, policy_exploitability, projection_error
     from truc_env.atomic import atomic_open
     from truc_env.rules import make_rules
 
@@ -150,7 +150,8 @@ def cmd_exploitability(args) -> None:
     result = policy_exploitability(agent, rules, dealer=args.dealer, abstraction=args.abstraction,
                                    first_hands=args.first_hands, suits=args.suits, seed=args.seed,
                                    progress=not args.quiet,
-                                   keep=args.check_hands > 0)
+                                   keep=args.check_hands > 0,
+                                   cache_dir=None if args.no_cache else (args.cache_dir or default_cache_dir()))
     parts = result.pop("parts", None)
     result["agent"] = args.agent
     if parts is not None:
@@ -163,6 +164,14 @@ def cmd_exploitability(args) -> None:
     if "cont" in result:
         c = result["cont"]
         print(f"  after an accepted redeal: best responses {c['br0']:+.4f} / {c['br1']:+.4f}")
+    if args.real_redeal:
+        from train.exploitability import real_redeal_exploitability
+
+        real = real_redeal_exploitability(agent, rules, dealer=args.dealer, abstraction=args.abstraction,
+                                          cache_dir=None if args.no_cache else (args.cache_dir or default_cache_dir()))
+        result["real_redeal"] = real
+        print(f"  in the real game with its redeal: exploitability {real['exploitability']:.4f} "
+              f"(best responses {real['br0']:+.4f} / {real['br1']:+.4f})")
     if "projection" in result:
         for part in ("main", "cont"):
             s = result["projection"][part]
@@ -236,6 +245,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="self-play hands on which to measure the projection error (0: skip)")
     ex.add_argument("--seed", type=int, default=0)
     ex.add_argument("--quiet", action="store_true", help="no progress bar")
+    ex.add_argument("--cache-dir", help="where built public trees are kept and reused "
+                    "(default: $TRUC_CACHE_DIR or ~/.cache/truc-env)")
+    ex.add_argument("--no-cache", action="store_true", help="build the public trees afresh and keep nothing")
+    ex.add_argument("--real-redeal", action="store_true",
+                    help="also the exact figure in the real game with its redeal (agents whose play after a redeal "
+                    "ignores the first hand: cfr:PATH, random)")
     ex.add_argument("--out", help="write the result as JSON here")
     ex.set_defaults(func=cmd_exploitability)
     an = sub.add_parser("analyze", help="analyse agents (partner signals)")

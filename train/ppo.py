@@ -171,6 +171,12 @@ class PPOConfig:
     """updates between evaluations (and at the last update)"""
     eval_episodes: int = 400
     """episodes per evaluation"""
+    exploitability_every: int = 0
+    """updates between exact exploitability measurements (heads-up public-tree games; 0: never)"""
+    exploitability_first_hands: int = 4
+    """first hands sampled per seat for the play after a redeal in those measurements"""
+    exploitability_cache: str = ""
+    """where the measurements keep their public trees ("": ``$TRUC_CACHE_DIR`` or ``~/.cache/truc-env``)"""
     checkpoint_every: int = 1
     """updates between checkpoints: updates completed since the last one are lost on a kill"""
     keep_every: int = 0
@@ -206,6 +212,11 @@ class PPOConfig:
         need(self.fixed_prob + self.self_play_prob <= 1.0 + 1e-9, "fixed_prob + self_play_prob must be at most 1")
         need(not (self.fixed_prob > 0 and not self.fixed_opponents), "fixed_prob > 0 needs fixed_opponents")
         need(self.random_start_score == 0.0 or self.episode == "hand", "random_start_score needs episode: hand")
+        if self.exploitability_every:
+            from agents.cfr.tree import unsupported_reason
+
+            why = unsupported_reason(make_rules(self.variant, **(self.options or {})))
+            need(why is None, f"exploitability_every needs a game the public tree takes: {why}")
 
     @property
     def num_updates(self) -> int:
@@ -230,7 +241,8 @@ PPOConfig.SCHEMA = {
     "pool_size": config.Int(1, 10**6), "pfsp_power": config.Float(0.0), "fixed_opponents": config.List(config.STR),
     "fixed_prob": _PROB, "eval_opponent": config.STR, "eval_every": _COUNT, "eval_episodes": config.Int(1, 10**9),
     "checkpoint_every": _COUNT, "keep_every": config.Int(0), "plot": config.BOOL, "curves_png": config.STR,
-    "progress": config.BOOL, "tensorboard": config.BOOL,
+    "progress": config.BOOL, "tensorboard": config.BOOL, "exploitability_every": config.Int(0, 10**12),
+    "exploitability_first_hands": config.Int(1, 10**6), "exploitability_cache": config.STR,
 }
 
 
@@ -855,6 +867,9 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
         if update % cfg.eval_every == 0 or update == num_updates:
             last_eval = evaluate(net, cfg, rules, device, collector, league, update)
             row["eval"] = last_eval
+        if cfg.exploitability_every and (update % cfg.exploitability_every == 0 or update == num_updates):
+            row["exploitability"] = measure_exploitability(net, cfg, rules)
+            write_exploitability_csv(history + [row], os.path.join(run_dir, "exploitability.csv"))
         history.append(row)
         if writer is not None:
             log_scalars(writer, row, global_step)
@@ -889,6 +904,8 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
     png = None
     if cfg.plot:
         png = plot_curves(history, os.path.join(run_dir, "curves.png"), title=f"PPO {cfg.name} ({rules.variant})")
+    if cfg.plot and any("exploitability" in h for h in history):
+        plot_exploitability(history, os.path.join(run_dir, "exploitability.png"), title=f"PPO {cfg.name} ({rules.variant})")
     if cfg.curves_png and png:
         import shutil
 
@@ -932,6 +949,72 @@ def log_scalars(writer, row: dict, step: int) -> None:
     if ev:
         writer.add_scalar("eval/win_rate", ev["win_rate"], step)
         writer.add_scalar("eval/return", ev["return"], step)
+    ex = row.get("exploitability")
+    if ex:
+        writer.add_scalar("eval/exploitability", ex["exploitability"], step)
+
+
+def measure_exploitability(net, cfg: PPOConfig, rules) -> dict:
+    """Exact exploitability (points per hand, one hand from 0-0, seat 0 dealing) of the current policy."""
+    import copy
+
+    from agents.ppo import PPOAgent
+    from train.exploitability import default_cache_dir, policy_exploitability
+
+    cpu_net = copy.deepcopy(net).cpu().eval()  # the tables are filled on the CPU; the learner's net is left alone
+    threads = torch.get_num_threads()
+    result = policy_exploitability(PPOAgent(cpu_net, rules, cfg.features), rules, first_hands=cfg.exploitability_first_hands,
+                                   seed=cfg.seed, log=lambda msg: None, cache_dir=cfg.exploitability_cache or default_cache_dir())
+    torch.set_num_threads(threads)  # the tables run single-threaded
+    return {k: float(result[k]) for k in ("exploitability", "br0", "br1", "value_seat0", "cpu_seconds")}
+
+
+EXPLOITABILITY_COLUMNS = ("update", "global_step", "exploitability", "br0", "br1", "value_seat0", "cpu_seconds")
+
+
+def write_exploitability_csv(history: list[dict], path: str) -> None:
+    """The exploitability curve so far as CSV (one row per measurement), written atomically."""
+    from truc_env.atomic import atomic_write_text
+
+    lines = [",".join(EXPLOITABILITY_COLUMNS)]
+    for h in history:
+        ex = h.get("exploitability")
+        if ex:
+            vals = {**ex, "update": h["update"], "global_step": h["global_step"]}
+            lines.append(",".join(str(vals[c]) for c in EXPLOITABILITY_COLUMNS))
+    atomic_write_text(path, "\n".join(lines) + "\n")
+
+
+def plot_exploitability(history: list[dict], path: str, title: str = "PPO") -> str | None:
+    """The exploitability curve (points per hand against learner steps, log scale) as a PNG."""
+    points = [(h["global_step"], h["exploitability"]["exploitability"]) for h in history if h.get("exploitability")]
+    if not points:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot([x for x, _ in points], [y for _, y in points], marker="o")
+    ax.set_yscale("log")
+    ax.set_xlabel("learner steps")
+    ax.set_ylabel("exploitability (points per hand)")
+    ax.set_title(f"{title}: exact exploitability")
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def save_figure(fig, path: str) -> str:
+    """Write a matplotlib figure as PNG atomically (a temporary file renamed over ``path``) and close it."""
+    import matplotlib.pyplot as plt
+
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, dpi=90)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path
 
 
 def plot_curves(history: list[dict], path: str, title: str = "PPO") -> str | None:
@@ -970,11 +1053,7 @@ def plot_curves(history: list[dict], path: str, title: str = "PPO") -> str | Non
         ax.grid(alpha=0.3)
     fig.suptitle(title)
     fig.tight_layout()
-    tmp = path + ".tmp.png"
-    fig.savefig(tmp, dpi=90)
-    plt.close(fig)
-    os.replace(tmp, path)
-    return path
+    return save_figure(fig, path)
 
 
 def main(config_path: str, resume: bool = False, overrides: dict | None = None, set_pairs=()) -> dict:

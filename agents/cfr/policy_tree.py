@@ -1,37 +1,28 @@
-"""Any policy as a tabular strategy on the public tree, and its exact exploitability.
+"""A policy as a tabular strategy on the public tree: the tree side, without any agent.
 
 The public-tree solver (:mod:`agents.cfr.solver`) measures the exact best response to a strategy
-given as one action distribution per information set (public node, own dealt hand). This module
-fills that table from an agent that says its action probabilities (a PPO network, a ``cfr:`` agent,
-the random agent) and best-responds to it.
+given as one action distribution per information set (public node, own dealt hand). This module has
+what it takes to write any policy into that table and best-respond to it; asking a particular agent
+(a network, a strategy file, the random agent) lives above both agent families, in
+:mod:`train.exploitability`.
 
 **Projection.** With the strength abstraction an information set stands for every concrete way of
-giving its classes suits, and a neural policy need not be suit-invariant. The policy is evaluated
-at one *canonical* assignment: the cards played in the hand take the lowest free card of their class
-in order of play, the seat's unplayed cards the next ones, and a hand dealt before an accepted redeal
-the highest ones. The seat's dealt order (the observation's ``slots``) is canonical too: the cards it
-played, in play order, then the rest. A card play's probability is that of every card of the class
-in hand summed. ``suits=k`` instead averages ``k`` random relabellings of the suits (the same for
-the whole tree): an estimate of the policy made suit-blind. :func:`projection_error` measures how far
-the raw agent is from the table along its own play. With ``abstraction="none"`` every card is its
-own class and only the dealt order is projected.
+giving its classes suits. A policy is asked at one *canonical* assignment: the cards played in the
+hand take the lowest free card of their class in order of play, the seat's unplayed cards the next
+ones, and a hand dealt before an accepted redeal the highest ones. The seat's dealt order is
+canonical too: the cards it played, in play order, then the rest. A card play's probability is that
+of every card of the class in hand summed (:func:`slot_probabilities`). :func:`suit_permutations`
+gives relabellings of the suits that change nothing in the game, to average a policy that is not
+suit-blind over them. With ``abstraction="none"`` every card is its own class.
 
-**Redeal** (``docs/cfr.md``): the hand after an accepted redeal is a fresh redeal-free hand (the
-``cont`` tree; card removal between the deals ignored). A seat's play there is the policy's play
-after a redeal, its first hand drawn ``first_hands`` times from the seat's own odds of having reached
-the redeal with it (deal probability x its probability of proposing, or of accepting), and averaged.
-Each seat's best-response value in that hand is the accepted-redeal leaf value when that seat
-best-responds in the main tree, so exploitability is exact within the abstracted game.
-
-Two ways to fill the table: :func:`tabulate_agent` builds a real engine state per information set
-and asks the agent (any agent, small games); :func:`tabulate_ppo` builds one engine state per public
-node, varies the hand in the network input directly and batches the forward passes (the full game).
+- :func:`infoset_state`: a real engine state at an information set (any agent, small games);
+- :func:`root_state`, :func:`fill_rows`, :func:`scatter_rows`: one state per public node, the
+  hand-dependent rows of a batch written in directly and the batch's answers added to the table;
+- :func:`best_response_values`: each seat's exact best response to the table.
 """
 
 from __future__ import annotations
 
-import sys
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,51 +30,15 @@ from numba import njit
 
 from truc_env.engine import State
 from truc_env.errors import TrucError
-from truc_env.observe import SeatObservation
-from truc_env.rules import Rules, make_rules
+from truc_env.rules import Rules
 
 from .solver import PublicTreeSolver
-from .tree import CHILD, NATURE, PLAY, REDEAL, PublicTree, announcement, build_tree, is_reveal, unsupported_reason
-
-
-# ---------------------------------------------------------------------------------- agents
-def probability_function(agent):
-    """``fn(observation, mask) -> probabilities over all action ids`` for an agent that can say them.
-
-    PPO agents (``probabilities``), ``cfr:`` agents (``policy``) and the random agent are supported;
-    an agent that only samples raises :class:`TrucError`.
-    """
-    from agents.random import RandomAgent
-
-    if isinstance(agent, RandomAgent):
-        def uniform(observation, mask):
-            m = np.asarray(mask, dtype=np.float64)
-            return m / m.sum()
-        return uniform
-    if hasattr(agent, "probabilities"):
-        return lambda observation, mask: np.asarray(agent.probabilities(observation, mask), dtype=np.float64)
-    if hasattr(agent, "policy"):
-        def from_dict(observation, mask):
-            p = np.zeros(len(mask))
-            for a, q in agent.policy(observation, mask).items():
-                p[a] = q
-            return p
-        return from_dict
-    name = getattr(agent, "name", type(agent).__name__)
-    raise TrucError(f"agent {name!r} cannot give its action probabilities (it only samples an action); "
-                    "exploitability needs a policy: ppo:PATH, cfr:PATH or random")
-
-
-def _ask(fn, st: State, seat: int) -> np.ndarray:
-    """``fn``'s probabilities at ``seat``'s decision in engine state ``st``."""
-    mask = np.zeros(st.L.size, dtype=np.int8)
-    mask[st.legal_actions()] = 1
-    return fn(SeatObservation(st, seat, mask), mask)
+from .tree import PLAY, PublicTree, announcement, is_reveal
 
 
 # ---------------------------------------------------------------------------------- cards
 @dataclass(frozen=True)
-class _Cards:
+class CardClasses:
     """The cards of each class in canonical order, as card ids and deck indices."""
 
     members: tuple  # class -> tuple of card ids (ascending)
@@ -91,7 +46,7 @@ class _Cards:
     card_class: np.ndarray  # deck index -> class
 
     @classmethod
-    def of(cls, tree_or_ab, rules: Rules) -> _Cards:
+    def of(cls, tree_or_ab, rules: Rules) -> CardClasses:
         ab = getattr(tree_or_ab, "abstraction", tree_or_ab)
         from truc_env.actions import layout_of
 
@@ -107,7 +62,7 @@ class _Cards:
 def suit_permutations(ab, rules: Rules, k: int, seed: int = 0) -> list[np.ndarray]:
     """``k`` permutations of the deck indices, each within every class (a relabelling of suits that
     changes nothing in the game); ``k == 1``: the identity alone (the canonical assignment)."""
-    cards = _Cards.of(ab, rules)
+    cards = CardClasses.of(ab, rules)
     n = len(cards.card_class)
     if k <= 1:
         return [np.arange(n)]
@@ -122,7 +77,7 @@ def suit_permutations(ab, rules: Rules, k: int, seed: int = 0) -> list[np.ndarra
     return out
 
 
-def _parents(tree: PublicTree) -> tuple[np.ndarray, np.ndarray]:
+def parents_of(tree: PublicTree) -> tuple[np.ndarray, np.ndarray]:
     parent = np.full(tree.n_nodes, -1, dtype=np.int64)
     edge = np.full(tree.n_nodes, -1, dtype=np.int64)
     ok = tree.child >= 0
@@ -133,7 +88,7 @@ def _parents(tree: PublicTree) -> tuple[np.ndarray, np.ndarray]:
 
 def node_path(tree: PublicTree, node: int, parents=None) -> list[tuple[int, int]]:
     """(actor, label) of each public action from the root to ``node``."""
-    parent, edge = parents if parents is not None else _parents(tree)
+    parent, edge = parents if parents is not None else parents_of(tree)
     out = []
     while node > 0:
         up = int(parent[node])
@@ -142,7 +97,7 @@ def node_path(tree: PublicTree, node: int, parents=None) -> list[tuple[int, int]
     return out[::-1]
 
 
-def _deal(state: State, hands: list[list[int]]) -> None:
+def deal_cards(state: State, hands: list[list[int]]) -> None:
     """Deal these cards (each seat's list in dealt order) by explicit chance outcomes."""
     taken = [0] * len(hands)
     while state.is_chance_node():
@@ -163,7 +118,7 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
     ``others`` (with envido, where every card is its own class): the opponent's hands the public
     actions allow; the first one that fits is dealt, so the engine announces the path's envido result.
     """
-    members = [list(m) for m in _Cards.of(ab, rules).members]
+    members = [list(m) for m in CardClasses.of(ab, rules).members]
     if perm is not None:
         from truc_env.actions import layout_of
 
@@ -212,10 +167,10 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
     st = State(rules, episode="hand", dealer=dealer, score=list(score))
     if first is not None:
         first[1 - actor] = [x for x in reversed(rules.deck) if x not in taken][:rules.hand_size]
-        _deal(st, first)
+        deal_cards(st, first)
         st.apply_action(st.L.REDEAL)
         st.apply_action(st.L.ACCEPT)
-    _deal(st, hands)
+    deal_cards(st, hands)
     it = iter(cards)
     for _, lab in path:
         if is_reveal(lab):  # the engine announces it from the dealt hands: check it agrees
@@ -227,7 +182,7 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
 
 
 # ---------------------------------------------------------------------------------- tables
-def _slot_probs(tree: PublicTree, solver: PublicTreeSolver, node: int, j: int, probs: np.ndarray, held: list[int],
+def slot_probabilities(tree: PublicTree, solver: PublicTreeSolver, node: int, j: int, probs: np.ndarray, held: list[int],
                 card_class: np.ndarray, play: int) -> tuple[int, np.ndarray]:
     """The agent's probabilities (over action ids) as the slots of information set (node, j-th hand)."""
     i = solver.iset_off[node] + j
@@ -243,51 +198,8 @@ def _slot_probs(tree: PublicTree, solver: PublicTreeSolver, node: int, j: int, p
     return a, out / tot if tot > 0 else np.full(b - a, 1.0 / (b - a))
 
 
-def tabulate_agent(tree: PublicTree, solver: PublicTreeSolver, fn, rules: Rules | None = None,
-                   first_hands=None, perms=None, progress: bool = False) -> np.ndarray:
-    """The table (one probability per solver slot) of ``fn`` (see :func:`probability_function`),
-    asked at a real engine state per information set: any agent, small games.
-
-    ``rules``: the Rules of the engine states (the tree's, or with a redeal for the hand after one);
-    ``first_hands``: for that hand, a list of samples, each a class hand per seat; ``perms``: suit
-    relabellings (:func:`suit_permutations`). Pass ``i`` uses sample ``i`` of each (cycling); the
-    passes are averaged.
-    """
-    from tqdm import tqdm
-
-    rules = rules or tree.rules
-    ab = tree.abstraction
-    cards = _Cards.of(ab, rules)
-    L = State(rules, episode="hand").L
-    parents = _parents(tree)
-    sigma = np.zeros(solver.n_slots)
-    samples = first_hands if first_hands is not None else [None]
-    perms = perms if perms is not None else [None]
-    passes = max(len(samples), len(perms))
-    for node in tqdm(range(tree.n_nodes), desc="policy", unit="node", disable=not progress, mininterval=5):
-        q = int(tree.actor[node])
-        if q == NATURE:
-            continue
-        path = node_path(tree, node, parents)
-        others = [ab.hands[int(x)] for x in tree.hand_set(tree.hs[node, 1 - q])] if rules.envido else None
-        for j, h in enumerate(tree.hand_set(tree.hs[node, q])):
-            hand = ab.hands[int(h)]
-            for i in range(passes):
-                first, perm = samples[i % len(samples)], perms[i % len(perms)]
-                st = infoset_state(rules, ab, tree.dealer, tree.score, path, q, hand,
-                                   None if first is None else first[q], perm, others)
-                if st is None:  # unreachable: uniform
-                    probs, held = np.zeros(L.size), []
-                else:
-                    probs = _ask(fn, st, q)
-                    held = [L.card_index[c] for c in st.held(q)]
-                a, p = _slot_probs(tree, solver, node, j, probs, held, cards.card_class, L.play)
-                sigma[a:a + len(p)] += p / passes
-    return sigma
-
-
 @njit(cache=True)
-def _fill_rows(base, node_set, used, own_played, hs_off, hs_hands, hand_counts, card_index, pct, nonplay, play,
+def fill_rows(base, node_set, used, own_played, hs_off, hs_hands, hand_counts, card_index, pct, nonplay, play,
                o_hand, o_strength, hand_size, X, mask, row_node, row_hand):
     """Network inputs and masks of every (node, hand) row of a chunk of public nodes."""
     r = 0
@@ -323,7 +235,7 @@ def _fill_rows(base, node_set, used, own_played, hs_off, hs_hands, hand_counts, 
 
 
 @njit(cache=True)
-def _scatter(P, row_node, row_hand, nodes, iset_off, iset_start, slot_k, act_start, label, act_class, n_classes,
+def scatter_rows(P, row_node, row_hand, nodes, iset_off, iset_start, slot_k, act_start, label, act_class, n_classes,
              weight, sigma):
     """Add ``weight`` x the rows' action probabilities, summed per class for card plays, to their slots."""
     pc = np.zeros(n_classes)
@@ -345,163 +257,19 @@ def _scatter(P, row_node, row_hand, nodes, iset_off, iset_start, slot_k, act_sta
             sigma[s] += weight * (p / tot if tot > 0 else 1.0 / (a1 - a0))
 
 
-def _root_state(rules: Rules, dealer: int, score, after_redeal: bool) -> State:
+def root_state(rules: Rules, dealer: int, score, after_redeal: bool) -> State:
     """The public tree's root as an engine state: every card playable by both seats."""
     st = State(rules, episode="hand", dealer=dealer, score=list(score))
     deck = list(rules.deck)
     hs = rules.hand_size
     if after_redeal:
-        _deal(st, [deck[:hs], deck[hs:2 * hs]])
+        deal_cards(st, [deck[:hs], deck[hs:2 * hs]])
         st.apply_action(st.L.REDEAL)
         st.apply_action(st.L.ACCEPT)
-    _deal(st, [deck[-hs:], deck[-2 * hs:-hs]])
+    deal_cards(st, [deck[-hs:], deck[-2 * hs:-hs]])
     st.hands = [list(deck), list(deck)]
     st._legal = None
     return st
-
-
-def tabulate_ppo(tree: PublicTree, solver: PublicTreeSolver, net, features: str, rules: Rules | None = None,
-                 first_hands=None, perms=None, chunk_nodes: int = 4096, progress: bool = False) -> np.ndarray:
-    """The table of a PPO network (canonical projection), batched: one engine state per public node.
-
-    The input of each (node, hand) row is the node's observation with the hand-dependent sections
-    (own cards, dealt slots, own card strengths, first hand) written in directly; the test suite
-    checks it against :func:`tabulate_agent`, which encodes real states. A suit relabelling
-    (``perms``) permutes the card columns of the input (own, first-hand and played cards, the history's
-    card plays) and of the mask: the same as encoding the relabelled state.
-    """
-    import torch
-    from tqdm import tqdm
-
-    from agents.ppo.network import _percentiles, encode_state
-    from truc_env.observe import encoder_of
-
-    rules = rules or tree.rules
-    ab = tree.abstraction
-    cards = _Cards.of(ab, rules)
-    enc = encoder_of(rules)
-    L = enc.L
-    D, hs, C = enc.D, rules.hand_size, ab.n_classes
-    F = int(net.actor[0].in_features)
-    A = L.size
-    after_redeal = first_hands is not None
-    root = _root_state(rules, tree.dealer, tree.score, after_redeal)
-    pct_of = _percentiles(tuple(root.strength))
-    pct = np.array([pct_of.get(c, 0.0) for c in L.deck], dtype=np.float32)
-    o_hand, o_slots = enc.offset["hand"], enc.offset["slots"]
-    o_first = enc.offset.get("first_hand", -1) if rules.redeal else -1
-    o_strength = enc.size if features == "observation+strength" else -1
-    hand_counts = np.array([ab.counts(h) for h in ab.hands], dtype=np.int64)
-    act_class = np.full(A, -1, dtype=np.int64)
-    act_class[L.play:L.play + D] = cards.card_class
-    samples = first_hands if after_redeal else [None]
-    first_bits = []
-    for first in samples:
-        bits = np.zeros((2, D), dtype=np.float32)
-        if first is not None:
-            for q in range(2):
-                for c, k in enumerate(ab.counts(first[q])):
-                    for t in range(k):
-                        bits[q, cards.index[c, len(cards.members[c]) - 1 - t]] = 1.0
-        first_bits.append(bits)
-    perms = perms if perms is not None else [np.arange(D)]
-    blocks = [o_hand] + ([o_first] if o_first >= 0 else [])
-    o_played = enc.offset["played"]
-    blocks += [o_played + k * D for k in range(hs * rules.players)]
-    if features == "info_state":
-        width = enc.history_width
-        blocks += [enc.size + i * width + rules.players + L.play for i in range(enc.history_len)]
-    columns, mask_columns = [], []
-    for perm in perms:
-        src, msrc = np.arange(F), np.arange(A)
-        for o in blocks:
-            src[o + perm] = o + np.arange(D)
-        msrc[L.play + perm] = L.play + np.arange(D)
-        columns.append(None if np.array_equal(perm, np.arange(D)) else src)
-        mask_columns.append(msrc)
-    passes = max(len(first_bits), len(perms))
-    set_size = np.diff(tree.hs_off)
-    sigma = np.zeros(solver.n_slots)
-    torch.set_num_threads(1)
-
-    buf_base = np.zeros((chunk_nodes, F), dtype=np.float32)
-    buf_nonplay = np.zeros((chunk_nodes, A), dtype=np.bool_)
-    buf_used = np.zeros((chunk_nodes, C), dtype=np.int64)
-    buf_own = np.zeros((chunk_nodes, C), dtype=np.int64)
-    buf_node = np.zeros(chunk_nodes, dtype=np.int64)
-    buf_set = np.zeros(chunk_nodes, dtype=np.int64)
-    fill = 0
-
-    def flush():
-        nb = fill
-        rows = int(set_size[buf_set[:nb]].sum())
-        X = np.zeros((rows, F), dtype=np.float32)
-        M = np.zeros((rows, A), dtype=np.bool_)
-        row_node = np.zeros(rows, dtype=np.int64)
-        row_hand = np.zeros(rows, dtype=np.int64)
-        _fill_rows(buf_base[:nb], buf_set[:nb], buf_used[:nb], buf_own[:nb], tree.hs_off, tree.hs_hands, hand_counts,
-                   cards.index, pct, buf_nonplay[:nb], L.play, o_hand, o_strength, hs, X, M, row_node, row_hand)
-        seat = tree.actor[buf_node[:nb]][row_node].astype(np.int64)
-        for i in range(passes):
-            if o_first >= 0:
-                X[:, o_first:o_first + D] = first_bits[i % len(first_bits)][seat]
-            src = columns[i % len(perms)]
-            Xi, Mi = (X, M) if src is None else (X[:, src], M[:, mask_columns[i % len(perms)]])
-            with torch.no_grad():
-                logits = net.actor(torch.from_numpy(Xi)).double()
-                logits = logits.masked_fill(~torch.from_numpy(Mi), float("-inf"))
-                P = torch.softmax(logits, -1).numpy()
-            _scatter(P, row_node, row_hand, buf_node[:nb], solver.iset_off, solver.iset_start, solver.slot_k,
-                     tree.act_start, tree.label, act_class, C, 1.0 / passes, sigma)
-
-    bar = tqdm(total=tree.n_nodes, desc="policy", unit="node", disable=not progress, mininterval=5)
-    zero = (0,) * C
-    stack = [(0, root, zero, (zero, zero))]
-    while stack:
-        node, st, used, own = stack.pop()
-        q = int(tree.actor[node])
-        x = encode_state(st, q, features)
-        x[o_hand:o_hand + D] = 0.0
-        x[o_slots:o_slots + hs] = 0.0
-        x[o_slots + sum(own[q]):o_slots + hs] = 1.0  # canonical dealt order: the played cards first
-        if o_first >= 0:
-            x[o_first:o_first + D] = 0.0
-        if o_strength >= 0:
-            x[o_strength:o_strength + hs] = 0.0
-        buf_base[fill] = x
-        a0, a1 = int(tree.act_start[node]), int(tree.act_start[node + 1])
-        labs = tree.label[a0:a1]
-        buf_nonplay[fill] = False
-        buf_nonplay[fill, labs[labs < PLAY]] = True
-        buf_used[fill] = used
-        buf_own[fill] = own[q]
-        buf_node[fill] = node
-        buf_set[fill] = tree.hs[node, q]
-        fill += 1
-        if fill == chunk_nodes:
-            flush()
-            bar.update(fill)
-            fill = 0
-        for e in range(a0, a1):
-            if tree.kind[e] != CHILD:
-                continue
-            lab = int(tree.label[e])
-            nxt = st.clone()
-            if lab >= PLAY:
-                c = lab - PLAY
-                nxt.apply_action(L.play + int(cards.index[c, used[c]]))
-                used2 = used[:c] + (used[c] + 1,) + used[c + 1:]
-                mine = own[q][:c] + (own[q][c] + 1,) + own[q][c + 1:]
-                own2 = (mine, own[1]) if q == 0 else (own[0], mine)
-            else:
-                nxt.apply_action(lab)
-                used2, own2 = used, own
-            stack.append((int(tree.child[e]), nxt, used2, own2))
-    if fill:
-        flush()
-        bar.update(fill)
-    bar.close()
-    return sigma
 
 
 # ---------------------------------------------------------------------------------- best response
@@ -512,160 +280,139 @@ def best_response_values(solver: PublicTreeSolver, sigma: np.ndarray, redeal_br=
     An accepted redeal is worth ``redeal_br[s]`` to seat ``s`` when it best-responds (its value in
     the hand after the redeal), ``redeal_value`` (seat 0's points) when both follow ``sigma``.
     """
-    solver._forward(0, sigma)
-    solver._forward(1, sigma)
+    solver.forward(0, sigma)
+    solver.forward(1, sigma)
     solver.redeal_value = float(redeal_value)
-    value = solver._backward(0, sigma)
+    value = solver.backward(0, sigma)
     solver.redeal_value = float(redeal_br[0])
-    br0 = solver._backward(0, sigma, best_response=True)
+    br0 = solver.backward(0, sigma, best_response=True)
     solver.redeal_value = -float(redeal_br[1])  # the kernel reads seat 0's points
-    br1 = solver._backward(1, sigma, best_response=True)
+    br1 = solver.backward(1, sigma, best_response=True)
     return {"value_seat0": value, "br0": br0, "br1": br1, "nash_conv": br0 + br1, "exploitability": (br0 + br1) / 2}
 
 
-def first_hand_samples(rules: Rules, ab, fn, dealer: int, score, k: int, seed: int = 0) -> tuple[list, dict]:
-    """``k`` first hands per seat for the hand after a redeal, each drawn with the seat's odds of
-    reaching an accepted redeal with it (deal probability x own probability of proposing / accepting).
 
-    Returns the samples (each a class hand per seat) and the per-seat probability of taking its step.
+
+# ---------------------------------------------------------------------------------- the real redeal
+@njit(cache=True)
+def _second_deal_weights(b_counts, post, hand_counts, mult, hand_size, seat, binom, W):
+    """``W[h0, h1]`` of the deal after a redeal, for a best responder (``seat``) first dealt
+    ``b_counts``: the opponent's first hand drawn from ``post`` (its index -> probability), both new
+    hands dealt from the cards the two first hands left."""
+    H, C = hand_counts.shape
+    left = np.zeros(C, dtype=np.int64)
+    W[:, :] = 0.0
+    for o in range(H):
+        if post[o] == 0.0:
+            continue
+        n = 0
+        ok = True
+        for c in range(C):
+            left[c] = mult[c] - b_counts[c] - hand_counts[o, c]
+            if left[c] < 0:
+                ok = False
+            n += left[c]
+        if not ok:
+            continue
+        total = binom[n, hand_size] * binom[n - hand_size, hand_size]
+        for i in range(H):
+            for j in range(H):
+                w = 1.0
+                for c in range(C):
+                    a, b = hand_counts[i, c], hand_counts[j, c]
+                    if a + b > left[c]:
+                        w = 0.0
+                        break
+                    w *= binom[left[c], a] * binom[left[c] - a, b]
+                if w > 0.0:
+                    if seat == 0:
+                        W[i, j] += post[o] * w / total
+                    else:
+                        W[j, i] += post[o] * w / total
+
+
+def _redeal_path(tree: PublicTree) -> tuple[int, int, int, int]:
+    """(root slot label of the proposal, node where it is answered, its accepting edge, dealer): the
+    one accepted-redeal leaf, reached by a proposal at the root and its acceptance."""
+    from .tree import CHILD, REDEAL
+
+    leaves = np.flatnonzero(tree.kind == REDEAL)
+    ends = np.searchsorted(tree.act_start, leaves, side="right") - 1
+    roots = [e for e in range(int(tree.act_start[0]), int(tree.act_start[1])) if tree.kind[e] == CHILD]
+    propose = [e for e in roots if len(ends) == 1 and tree.child[e] == ends[0]]
+    if len(leaves) != 1 or not propose:
+        raise TrucError("the real game's redeal needs exactly one accepted-redeal leaf, answering a proposal "
+                        f"made at the root (this tree has {len(leaves)} such leaves)")
+    return int(tree.label[propose[0]]), int(ends[0]), int(leaves[0]), tree.dealer
+
+
+def real_redeal_best_responses(main: PublicTreeSolver, sigma: np.ndarray, cont: PublicTreeSolver,
+                               cont_sigma: np.ndarray) -> dict:
+    """Each seat's best-response value in the real game with its redeal, against a policy that plays
+    ``sigma`` in the hand (``main``'s tree) and ``cont_sigma`` in the hand after an accepted redeal
+    (``cont``'s redeal-free tree, whatever the first hands were).
+
+    The redeal comes before any card, so the best responder's information at the accepted-redeal
+    leaf is its own first hand alone: for each first hand ``h`` its value after the redeal is a best
+    response in ``cont``'s tree with the deal re-weighted (the opponent's first hand drawn from its
+    deal odds given ``h`` times its probability of proposing or accepting with it, both new hands
+    dealt from the cards left), and that value is the leaf's worth to hand ``h`` in ``main``'s tree.
+    Exact in the real game (no card removal ignored), for a policy whose play after the redeal does
+    not depend on its first hand.
     """
-    mano = (dealer + 1) % 2
-    L = State(rules, episode="hand").L
-    prior = ab.deal_weights().sum(axis=1)
-    weights = np.zeros((2, ab.n_hands))
-    for h, hand in enumerate(ab.hands):
-        for q, path, act in ((mano, [], L.REDEAL), (dealer, [(mano, L.REDEAL)], L.ACCEPT)):
-            st = infoset_state(rules, ab, dealer, score, path, q, hand)
-            weights[q, h] = prior[h] * _ask(fn, st, q)[act]
-    rng = np.random.default_rng(seed)
-    picks = []
-    for q in range(2):
-        w = weights[q] if weights[q].sum() > 0 else prior
-        picks.append(rng.choice(ab.n_hands, size=k, p=w / w.sum()))
-    samples = [tuple(ab.hands[int(picks[q][i])] for q in range(2)) for i in range(k)]
-    step = {"propose": float(weights[mano].sum()), "accept": float(weights[dealer].sum())}
-    return samples, step
+    from math import comb
 
+    t, ct = main.tree, cont.tree
+    ab = t.abstraction
+    if ct.abstraction.mult != ab.mult or ct.abstraction.hands != ab.hands:
+        raise TrucError("the hand after a redeal must be the same deck and classes as the hand itself")
+    propose_label, answer, accept_edge, dealer = _redeal_path(t)
+    mano = 1 - dealer
+    hs = t.rules.hand_size
+    hand_counts = np.array([ab.counts(h) for h in ab.hands], dtype=np.int64)
+    mult = np.array(ab.mult, dtype=np.int64)
+    n = int(mult.sum())
+    binom = np.array([[comb(a, b) for b in range(hs + 1)] for a in range(n + 1)], dtype=np.float64)
 
-def _tabulate(tree, solver, agent, fn, rules, first_hands, suits, seed, progress):
-    perms = suit_permutations(tree.abstraction, rules, suits, seed)
-    net = getattr(agent, "net", None)
-    if net is not None and hasattr(agent, "features") and not rules.envido:  # envido: real states per infoset
-        return tabulate_ppo(tree, solver, net, agent.features, rules, first_hands, perms, progress=progress)
-    return tabulate_agent(tree, solver, fn, rules, first_hands, perms, progress)
+    def step(node: int, label: int) -> np.ndarray:
+        """Per hand index: the actor's probability of taking ``label`` at ``node`` under ``sigma``."""
+        q = int(t.actor[node])
+        out = np.zeros(ab.n_hands)
+        for j, h in enumerate(t.hand_set(t.hs[node, q])):
+            i = main.iset_off[node] + j
+            a, b = int(main.iset_start[i]), int(main.iset_start[i + 1])
+            labs = t.label[t.act_start[node] + main.slot_k[a:b].astype(np.int64)]
+            out[int(h)] = sigma[a:b][labs == label].sum()
+        return out
 
-
-def policy_exploitability(agent, rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "strength",
-                          first_hands: int = 4, suits: int = 1, seed: int = 0, progress: bool = False, log=None,
-                          keep: bool = False) -> dict:
-    """Exact exploitability (points per hand, OpenSpiel's definition) of an agent's policy on the
-    public tree, with the redeal treated as in ``docs/cfr.md`` (module docstring).
-
-    ``suits``: 1 = the canonical assignment of suits; k > 1 = the mean over k random relabellings of
-    the suits (:func:`suit_permutations`, the same k for the whole tree), an estimate of the policy
-    made suit-blind. ``keep``: also return the trees, solvers and tables under ``"parts"``.
-    """
-    why = unsupported_reason(rules, score)
-    if why:
-        raise TrucError(f"{rules.variant}: exploitability on the public tree does not apply: {why}")
-    fn = probability_function(agent)
-    say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-    out: dict = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key,
-                 "dealer": dealer, "score": list(score), "abstraction": abstraction, "suits": suits,
-                 "first_hand_samples": first_hands if rules.redeal else None, "seed": seed}
-    parts = {}
-    t_start, cpu_start = time.time(), time.process_time()
-    redeal_br, redeal_value = (0.0, 0.0), 0.0
-    if rules.redeal:
-        cont_rules = make_rules(rules.variant, **{**rules.options, "redeal": False})
-        t0 = time.time()
-        tree = build_tree(cont_rules, dealer, score, abstraction)
-        ab = tree.abstraction
-        samples, step = first_hand_samples(rules, ab, fn, dealer, score, first_hands, seed)
-        say(f"[cont] tree {tree.n_nodes:,} public nodes built in {time.time() - t0:.0f}s; first hands "
-            + "; ".join(f"seat {q}: " + ", ".join(" ".join(ab.names[c] for c in s[q]) for s in samples) for q in range(2)))
-        solver = PublicTreeSolver(tree, dtype="float32")
-        t1 = time.time()
-        sigma = _tabulate(tree, solver, agent, fn, rules, samples, suits, seed, progress)
-        t2 = time.time()
-        ev = best_response_values(solver, sigma)
-        out["cont"] = {**ev, **tree.size(), "first_hands": [[list(s[0]), list(s[1])] for s in samples],
-                       "first_hand_names": [[" ".join(ab.names[c] for c in s[q]) for q in range(2)] for s in samples],
-                       "step_probability": step, "build_seconds": t1 - t0, "policy_seconds": t2 - t1,
-                       "best_response_seconds": time.time() - t2}
-        say(f"[cont] BR values {ev['br0']:+.4f} / {ev['br1']:+.4f}, policy value {ev['value_seat0']:+.4f} "
-            f"(policy {t2 - t1:.0f}s)")
-        redeal_br, redeal_value = (ev["br0"], ev["br1"]), ev["value_seat0"]
-        if keep:
-            parts["cont"] = (tree, solver, sigma, samples)
-        del tree, solver, sigma
-    t0 = time.time()
-    tree = build_tree(rules, dealer, score, abstraction)
-    say(f"[main] tree {tree.n_nodes:,} public nodes built in {time.time() - t0:.0f}s")
-    solver = PublicTreeSolver(tree, dtype="float32")
-    t1 = time.time()
-    sigma = _tabulate(tree, solver, agent, fn, rules, None, suits, seed, progress)
-    t2 = time.time()
-    ev = best_response_values(solver, sigma, redeal_br, redeal_value)
-    out["main"] = {**ev, **tree.size(), "build_seconds": t1 - t0, "policy_seconds": t2 - t1,
-                   "best_response_seconds": time.time() - t2}
-    out.update({k: ev[k] for k in ("exploitability", "nash_conv", "br0", "br1", "value_seat0")})
-    out["seconds"] = time.time() - t_start
-    out["cpu_seconds"] = time.process_time() - cpu_start
-    if keep:
-        parts["main"] = (tree, solver, sigma, None)
-        out["parts"] = parts
+    opp_step = {dealer: step(answer, int(t.label[accept_edge])), mano: step(0, propose_label)}
+    W0, Wc = t.W, ct.W.copy()
+    W2 = np.zeros_like(Wc)
+    out: dict = {}
+    for seat in (0, 1):
+        o = 1 - seat
+        cont.forward(o, cont_sigma)
+        after = np.zeros(ab.n_hands)  # the seat's best-response value after the redeal, per first hand
+        for h in range(ab.n_hands):
+            post = (W0[h] if seat == 0 else W0[:, h]) * opp_step[o]
+            if post.sum() <= 0.0:
+                continue  # the redeal is never accepted with this hand: its value never counts
+            _second_deal_weights(hand_counts[h], post / post.sum(), hand_counts, mult, hs, seat, binom, W2)
+            ct.W = W2
+            cont.redeal_value = 0.0
+            after[h] = cont.backward(seat, cont_sigma, best_response=True)
+        ct.W = Wc
+        main.forward(o, sigma)
+        values = np.zeros(ab.n_hands)
+        root = t.hand_set(t.hs[0, seat])
+        for c in np.unique(after):  # one best-response pass per distinct worth of the leaf
+            main.redeal_value = float(c) if seat == 0 else -float(c)  # the kernel reads seat 0's points
+            main.backward(seat, sigma, best_response=True)
+            v = main.values[main.voff[0, seat]:main.voff[0, seat] + len(root)]
+            pick = after[root] == c
+            values[root[pick]] = v[pick]
+        out[f"br{seat}"] = float(values.sum())
+        out[f"after_redeal_br{seat}"] = after
+    out["nash_conv"] = out["br0"] + out["br1"]
+    out["exploitability"] = out["nash_conv"] / 2
     return out
-
-
-def projection_error(agent, rules: Rules, parts: dict, hands: int = 300, seed: int = 0) -> dict:
-    """How far the tabulated policy is from the raw agent along the agent's own play.
-
-    Plays ``hands`` hands of self-play with the raw agent (real suits, real dealt order, the real first
-    hand after a redeal) and, at each decision, takes the total-variation distance between the raw
-    agent's distribution (card plays summed per class) and the table's. ``parts``: the ``"parts"`` of
-    :func:`policy_exploitability` with ``keep=True``.
-    """
-    from truc_env.engine import sample_chance
-
-    fn = probability_function(agent)
-    rng = np.random.default_rng(seed)
-    tv: dict = {"main": [], "cont": []}
-    for _ in range(hands):
-        part = "main"
-        tree, solver, sigma, _ = parts[part]
-        cards = _Cards.of(tree.abstraction, rules)
-        st = State(rules, episode="hand", dealer=tree.dealer, score=list(tree.score))
-        node = 0
-        while not st.is_terminal():
-            if st.is_chance_node():
-                st.apply_action(sample_chance(st, rng))
-                continue
-            q = st.current_player()
-            probs = _ask(fn, st, q)
-            hand = tree.abstraction.hand_of_cards(st.dealt_hands[q])
-            j = int(np.flatnonzero(tree.hand_set(tree.hs[node, q]) == hand)[0])
-            held = [st.L.card_index[c] for c in st.held(q)]
-            a, p = _slot_probs(tree, solver, node, j, probs, held, cards.card_class, st.L.play)
-            tv[part].append(0.5 * float(np.abs(p - sigma[a:a + len(p)]).sum()))
-            act = int(rng.choice(len(probs), p=probs / probs.sum()))
-            lab = PLAY + int(cards.card_class[act - st.L.play]) if st.L.play <= act < st.L.play + len(st.L.deck) else act
-            st.apply_action(act)
-            if st.is_terminal():
-                break
-            e = int(tree.act_start[node]) + int(np.flatnonzero(tree.label[tree.act_start[node]:tree.act_start[node + 1]] == lab)[0])
-            if tree.kind[e] == REDEAL:
-                part = "cont"
-                tree, solver, sigma, _ = parts[part]
-                node = 0
-            else:
-                node = int(tree.child[e])
-
-    def stats(x):
-        x = np.asarray(x)
-        if not len(x):
-            return {"decisions": 0}
-        return {"decisions": int(len(x)), "mean": float(x.mean()), "median": float(np.median(x)),
-                "p90": float(np.quantile(x, 0.9)), "max": float(x.max())}
-
-    return {"hands": hands, "seed": seed, "main": stats(tv["main"]), "cont": stats(tv["cont"])}

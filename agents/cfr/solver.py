@@ -61,12 +61,18 @@ class PublicTreeSolver:
         return len(self.slot_k)
 
     # ------------------------------------------------------------------ passes
-    def _forward(self, seat, sigma):
+    def forward(self, seat: int, sigma: np.ndarray) -> None:
+        """Store ``seat``'s reach probabilities under strategy ``sigma`` (one probability per slot)."""
         t = self.tree
         K.forward(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.trans, self.trans1, t.hs_off, t.tr_off, t.tr_pos,
                   self.iset_off, self.iset_start, self.slot_k, self.roff, sigma, self.reach)
 
-    def _backward(self, seat, sigma, update=False, best_response=False, weights=(1.0, 1.0, 1.0, 1.0)):
+    def backward(self, seat: int, sigma: np.ndarray, update: bool = False, best_response: bool = False,
+                 weights=(1.0, 1.0, 1.0, 1.0)) -> float:
+        """``seat``'s value (seat 0's points for seat 0, seat 1's for seat 1) against the other seat's
+        stored reach: following ``sigma``, or best-responding with ``best_response``; ``update`` adds the
+        regrets and the average strategy (``weights``: the iteration's weights) as CFR does. An accepted
+        redeal is worth :attr:`redeal_value` (seat 0's points)."""
         t = self.tree
         mode = {"cfr+": K.MODE_PLUS, "dcfr": K.MODE_DISCOUNT, "lcfr": K.MODE_DISCOUNT, "cfr": K.MODE_VANILLA}[self.algorithm]
         avg_weight, pos, neg, avg_disc = weights
@@ -84,13 +90,13 @@ class PublicTreeSolver:
             weights = (float(it), it ** self.alpha / (it ** self.alpha + 1), it ** self.beta / (it ** self.beta + 1),
                        (it / (it + 1)) ** self.gamma)
             if it == 1:
-                self._forward(0, self.sigma)
-                self._forward(1, self.sigma)
+                self.forward(0, self.sigma)
+                self.forward(1, self.sigma)
             # seat 0 updates against seat 1's reach; then seat 1 against seat 0's new strategy
-            self._backward(0, self.sigma, update=True, weights=weights)
-            self._forward(0, self.sigma)
-            self._backward(1, self.sigma, update=True, weights=weights)
-            self._forward(1, self.sigma)
+            self.backward(0, self.sigma, update=True, weights=weights)
+            self.forward(0, self.sigma)
+            self.backward(1, self.sigma, update=True, weights=weights)
+            self.forward(1, self.sigma)
             self.seconds += time.perf_counter() - start
             self.cpu_seconds += time.process_time() - cpu
             if callback is not None:
@@ -106,13 +112,13 @@ class PublicTreeSolver:
         """Best-response values and exploitability of a strategy (default: the average strategy)."""
         if sigma is None:
             sigma = self.average_strategy()
-        self._forward(0, sigma)
-        self._forward(1, sigma)
-        value0 = self._backward(0, sigma)
-        br0 = self._backward(0, sigma, best_response=True)
-        br1 = self._backward(1, sigma, best_response=True)
-        self._forward(0, self.sigma)  # leave the current strategy's reach for the next iteration
-        self._forward(1, self.sigma)
+        self.forward(0, sigma)
+        self.forward(1, sigma)
+        value0 = self.backward(0, sigma)
+        br0 = self.backward(0, sigma, best_response=True)
+        br1 = self.backward(1, sigma, best_response=True)
+        self.forward(0, self.sigma)  # leave the current strategy's reach for the next iteration
+        self.forward(1, self.sigma)
         nash_conv = br0 + br1
         return {"value": value0, "br0": br0, "br1": br1, "nash_conv": nash_conv, "exploitability": nash_conv / 2}
 
@@ -155,5 +161,5 @@ class PublicTreeSolver:
         self.seconds = float(d["seconds"])
         self.cpu_seconds = float(d.get("cpu_seconds", 0.0))
         K.initial_strategy(self.tree.actor, self.iset_off, self.iset_start, self.R, self.sigma)
-        self._forward(0, self.sigma)
-        self._forward(1, self.sigma)
+        self.forward(0, self.sigma)
+        self.forward(1, self.sigma)

@@ -113,7 +113,7 @@ def strength_size(rules) -> int:
 _PERCENTILES: dict = {}
 
 
-def _percentiles(strength: tuple) -> dict:
+def percentiles(strength: tuple) -> dict:
     """card -> 0.05 + 0.95 * (fraction of the deck it beats), for one hand's ranking (cached)."""
     table = _PERCENTILES.get(strength)
     if table is None:
@@ -134,7 +134,7 @@ def strength_features(state, seat: int) -> np.ndarray:
     out = np.zeros(strength_size(r), np.float32)
     if not state.hand_log or not state.dealt:
         return out
-    pct = _percentiles(tuple(state.strength))
+    pct = percentiles(tuple(state.strength))
     own = visible_hand(state, seat, seat)
     if own is not None:
         mine = sorted((pct.get(c, 0.0) for c in own if c >= 0), reverse=True)[:hs]
@@ -163,7 +163,7 @@ def _strength_plan(rules) -> tuple:
         rows = [rules.base_strength] + ([rules.strength_with_vira(c) for c in rules.deck] if rules.vira else [])
         table = np.zeros((len(rows), D), np.float32)
         for i, row in enumerate(rows):
-            pct = _percentiles(tuple(row))
+            pct = percentiles(tuple(row))
             table[i] = [pct.get(c, 0.0) for c in rules.deck]
         span = {name: slice(enc.offset[name], enc.offset[name] + int(np.prod(enc.shape[name])))
                 for name in ("hand", "played", "trick_winner", "vira") if name in enc.offset}
