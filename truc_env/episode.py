@@ -37,7 +37,8 @@ class Dealer:
         self.rng = rng
         self._decks = decks  # hand number -> deck order (indices into rules.deck); None: uniform draws
         self.hand = -1
-        self.order: list[int] = []
+        self.perm: np.ndarray | None = None  # this hand's deck order, as indices into rules.deck
+        self.order: list[int] = []  # the same as cards
         self.pos = 0
 
     @classmethod
@@ -57,7 +58,8 @@ class Dealer:
             return sample_chance(state, self.rng)
         if len(state.hand_log) != self.hand:  # a new hand: its own deck order
             self.hand = len(state.hand_log)
-            self.order = [self.rules.deck[i] for i in self._decks(self.hand)]
+            self.perm = self._decks(self.hand)
+            self.order = [self.rules.deck[i] for i in self.perm]
             self.pos = 0
         while self.order[self.pos] in state.drawn:  # redeals continue down the same deck
             self.pos += 1
@@ -84,9 +86,14 @@ def winning_side(state: State) -> int:
     gained during the episode (a hand episode that did not end the game); -1 on a draw."""
     if state.game_over:
         return state.winner
-    gained = [s - s0 for s, s0 in zip(state.score, state.start_score)]
-    best = max(gained)
-    top = [i for i, g in enumerate(gained) if g == best]
+    return leading_side([s - s0 for s, s0 in zip(state.score, state.start_score)])
+
+
+def leading_side(points) -> int:
+    """The side strictly ahead in ``points`` (one number per side), -1 when the lead is shared."""
+    points = list(points)
+    best = max(points)
+    top = [i for i, g in enumerate(points) if g == best]
     return top[0] if len(top) == 1 else -1
 
 

@@ -53,7 +53,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .actions import layout_of
-from .engine import State, possible_winners, sample_chance
+from .engine import State, possible_winners
+from .episode import Dealer, Episode
 from .errors import TrucError
 from .observe import encoder_of
 from .rules import VARIANTS, Rules, make_rules
@@ -415,8 +416,7 @@ class _LoopImpl:
         self.rngs: list[np.random.Generator] = []
         self.act_rng = np.random.default_rng()
         self.decks = np.zeros((venv.num_envs, len(venv.rules.deck)), np.int32)
-        self.paid: list[list[float]] = []
-        self.seen: list[int] = []
+        self.episodes: list[Episode] = []
 
     def reset(self, seed):
         v = self.v
@@ -425,8 +425,7 @@ class _LoopImpl:
         self.rngs = [np.random.default_rng(c) for c in children[:-1]]
         self.act_rng = np.random.default_rng(children[-1])
         self.states = [None] * v.num_envs
-        self.paid = [None] * v.num_envs
-        self.seen = [0] * v.num_envs
+        self.episodes = [None] * v.num_envs
         for b in range(v.num_envs):
             self._new_episode(b)
             self._observe(b)
@@ -441,19 +440,15 @@ class _LoopImpl:
             score = [int(x) for x in rng.integers(0, r.target, size=r.n_sides)]
         st = State(r, episode=v.episode, dealer=dealer, score=score)
         self.states[b] = st
-        self.paid[b] = [0.0] * r.players
-        self.seen[b] = 0
+        # one deck order per hand, dealt down, as the kernel deals
+        self.episodes[b] = Episode(st, Dealer.shuffled(r, rng), v.reward_kind)
         self._chance(b)
 
     def _chance(self, b):
-        st, rng = self.states[b], self.rngs[b]
-        while st.is_chance_node():
-            if st.phase == "deal":
-                if not st.drawn:  # a new hand: shuffle the whole deck once
-                    self.decks[b] = rng.permutation(len(st.rules.deck))
-                st.apply_action(st.rules.deck[self.decks[b, len(st.drawn)]])
-            else:
-                st.apply_action(sample_chance(st, rng))
+        ep = self.episodes[b]
+        ep.to_decision()
+        if ep.dealer.perm is not None:
+            self.decks[b] = ep.dealer.perm
 
     def _observe(self, b):
         v, st = self.v, self.states[b]
@@ -470,19 +465,10 @@ class _LoopImpl:
         v._done[:] = False
         for b in np.flatnonzero(actions >= 0):
             st = self.states[b]
-            st.apply_action(int(actions[b]))
+            self.episodes[b].play(int(actions[b]))
             self._chance(b)
-            if st.hands_completed != self.seen[b]:
-                self.seen[b] = st.hands_completed
-                if v.reward_kind == "points":
-                    ret = st.returns()
-                    v._rew[b] = [x - y for x, y in zip(ret, self.paid[b])]
-                    self.paid[b] = ret
+            v._rew[b] = self.episodes[b].rewards()
             if st.is_terminal():
-                if v.reward_kind == "win":
-                    from .pettingzoo_env import win_rewards
-
-                    v._rew[b] = win_rewards(st)
                 v._done[b] = True
                 self._new_episode(b)
             self._observe(b)
