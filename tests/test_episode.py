@@ -77,3 +77,112 @@ def test_ppo_first_update_losses_are_those_of_before(tmp_path, rollout, reward):
     row = _first_update(tmp_path, rollout, reward)
     got = (row["policy_loss"], row["value_loss"], row["entropy"], row["episodes"], row["episode_length"])
     assert np.allclose(got, PPO_PINS[rollout, reward], rtol=1e-6, atol=1e-9), got
+
+
+# ------------------------------------------------------------------------------------------- the driver
+from truc_env.engine import State, sample_chance  # noqa: E402
+from truc_env.episode import Dealer, Episode, side_rewards, win_rewards  # noqa: E402
+from truc_env.errors import TrucError  # noqa: E402
+from truc_env.pettingzoo_env import raw_env  # noqa: E402
+
+
+def _random_episode(rules, dealer, seed, episode="game", reward="points", start_dealer=0):
+    """A random game through the driver; per-seat reward totals, the hands' dealt cards, the state."""
+    rng = np.random.default_rng(seed)
+    state = State(rules, episode=episode, dealer=start_dealer)
+    game = Episode(state, dealer, reward)
+    totals = np.zeros(rules.players)
+    deals = []
+    for _ in game.decisions():
+        if len(deals) < len(state.hand_log):
+            deals.append([sorted(h) for h in state.dealt_hands])
+        legal = state.legal_actions()
+        game.play(legal[int(rng.integers(len(legal)))])
+        totals += game.rewards()
+    return totals, deals, state
+
+
+def test_seeded_dealer_deals_the_same_cards_whatever_is_played():
+    rules = make_rules("le_truc")
+    games = [_random_episode(rules, Dealer.seeded(rules, 11), seed=s)[1] for s in range(1, 7)]
+    assert sorted(len(g) for g in games)[-2] >= 2  # two games of several hands, at least
+    for a in games:
+        for b in games:
+            k = min(len(a), len(b))
+            assert a[:k] == b[:k]  # hand by hand the same cards, though the games differ
+    _, other, _ = _random_episode(rules, Dealer.seeded(rules, 12), seed=1)
+    assert other[0] != games[0][0]
+
+
+def test_shuffled_dealer_deals_one_deck_order_per_hand_from_its_generator():
+    rules = make_rules("le_truc")
+    state = State(rules, episode="hand", dealer=1)
+    Dealer.shuffled(rules, np.random.default_rng(5)).resolve(state)
+    deck = [rules.deck[i] for i in np.random.default_rng(5).permutation(len(rules.deck))]
+    assert len(state.dealt) == 6 and state.dealt == deck[:6]  # dealt down the deck, in order
+
+
+def test_uniform_dealer_draws_as_sample_chance():
+    rules = make_rules("truco_paulista", players=4, signals={"mode": "free", "intercept": 0.5})
+    state, twin = State(rules, episode="hand"), State(rules, episode="hand")
+    dealer, rng = Dealer(rules, np.random.default_rng(3)), np.random.default_rng(3)
+    play = np.random.default_rng(0)
+    while not state.is_terminal():
+        if state.is_chance_node():
+            a, b = dealer.outcome(state), sample_chance(twin, rng)
+        else:
+            legal = state.legal_actions()
+            a = b = legal[int(play.integers(len(legal)))]
+        assert a == b
+        state.apply_action(a)
+        twin.apply_action(b)
+
+
+@pytest.mark.parametrize("variant,options", [("le_truc", {}), ("truco_argentino", {"flor": True}),
+                                             ("put_n", {"players": 3}), ("truco_paulista", {"players": 4})])
+@pytest.mark.parametrize("episode", ["hand", "game"])
+def test_rewards_add_up_to_the_result(variant, options, episode):
+    rules = make_rules(variant, **options)
+    for seed in range(3):
+        points, _, state = _random_episode(rules, Dealer(rules, np.random.default_rng(seed)), seed, episode)
+        assert np.allclose(points, state.returns())  # envido and flor points included, when scored
+        win, _, state = _random_episode(rules, Dealer(rules, np.random.default_rng(seed)), seed, episode, "win")
+        assert np.allclose(win, win_rewards(state)) and abs(win.sum()) < 1e-9
+        if state.game_over:
+            assert all(win[s] == 1.0 for s in range(rules.players) if rules.side(s) == state.winner)
+
+
+def test_side_rewards_table():
+    rules = make_rules("put_n", players=3)
+    assert side_rewards(rules, 1) == [-0.5, 1.0, -0.5]
+    assert side_rewards(rules, -1) == [0.0, 0.0, 0.0]
+    four = make_rules("le_truc_4p")
+    assert side_rewards(four, 0) == [1.0, -1.0, 1.0, -1.0]
+
+
+def test_win_reward_comes_once_at_the_end():
+    rules = make_rules("le_truc")
+    state = State(rules, episode="game", dealer=0)
+    game = Episode(state, Dealer(rules, np.random.default_rng(0)), "win")
+    rng = np.random.default_rng(0)
+    for _ in game.decisions():
+        assert game.rewards() == [0.0, 0.0]
+        legal = state.legal_actions()
+        game.play(legal[int(rng.integers(len(legal)))])
+    assert game.rewards() == win_rewards(state) and game.rewards() == [0.0, 0.0]
+
+
+def test_unknown_reward_is_a_clear_error():
+    rules = make_rules("le_truc")
+    with pytest.raises(TrucError, match="reward='wins' is invalid; allowed: 'points', 'win'"):
+        Episode(State(rules), Dealer(rules, np.random.default_rng(0)), "wins")
+
+
+def test_pettingzoo_seeded_reset_replays_the_same_game():
+    def game(seed):
+        e = raw_env(variant="le_truc", episode="hand")
+        e.reset(seed=seed)
+        return [sorted(h) for h in e.game_state.dealt_hands], e.game_state.dealer
+
+    assert game(4) == game(4)
+    assert game(4) != game(5)
