@@ -54,7 +54,7 @@ import numpy as np
 
 from .actions import layout_of
 from .engine import State, possible_winners
-from .episode import Dealer, Episode
+from .episode import Dealer, Episode, side_rewards
 from .errors import TrucError
 from .observe import encoder_of
 from .rules import VARIANTS, Rules, make_rules
@@ -255,6 +255,9 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
     p[K.P_OBS] = venv.obs_size
     p[K.P_EPISODE_HAND] = venv.episode == "hand"
     p[K.P_REWARD_WIN] = venv.reward_kind == "win"
+    won = side_rewards(r, 0)  # the kernel's two sides: seat s is on side s % 2
+    assert won[0] == int(won[0]) and won[1] == int(won[1]), "the kernel stores whole win rewards"
+    p[K.P_WIN_OWN], p[K.P_WIN_OTHER] = won[0], won[1]
     p[K.P_TARGET] = r.target
     p[K.P_LADDER_TOP] = r.ladder_top
     p[K.P_MAX_RAISES] = -1 if r.max_raises is None else r.max_raises
