@@ -11,8 +11,9 @@ What a step returns (:class:`VecStep`), for every game ``b``:
 - ``obs[b]``: the observation of the seat to act, float32, **the same vector** as
   ``observe.encoder_of(rules).encode(state, seat)`` (and the PettingZoo env) would give;
 - ``mask[b]``: its legal actions (int8, ``A`` = the action layout's size);
-- ``reward[b, s]``: what seat ``s`` received during this step: ``reward="points"``, the zero-sum hand
-  points (own side minus the other) when a hand ends; ``"win"``, +-1 when the episode ends;
+- ``reward[b, s]``: what seat ``s`` received during this step: ``reward="points"``, the zero-sum
+  points (own side minus the other) when scored (a hand's when it ends; Argentine envido and flor
+  when settled); ``"win"``, :func:`truc_env.episode.win_rewards` when the episode ends;
 - ``done[b]``: the episode ended at this step. The game was then reset at once (auto-reset):
   ``obs``/``mask``/``seat`` already belong to the next episode's first decision;
 - ``seat[b]``: the seat to act (whose observation and mask these are).
@@ -36,7 +37,8 @@ Backends (the ``backend`` attribute says which one runs):
 - ``"numba"``: the array kernel of :mod:`truc_env._vector_kernels`, for the variants that
   :func:`kernel_supports` accepts: ``le_truc``, ``put``, ``truco_paulista`` and ``truco_mineiro``
   (2 players or 2 vs 2, any options, signals with ``intercept`` 0 or 1).
-- ``"loop"``: a plain loop over ``engine.State`` objects, for everything else (``le_truc_4p``,
+- ``"loop"``: a plain loop over ``engine.State`` objects (:class:`truc_env.episode.Episode`,
+  dealing with ``Dealer.shuffled``), for everything else (``le_truc_4p``,
   ``put_4p``, ``put_n``, ``truco_argentino``, fractional intercepts). Same interface, same
   observations, about 1000x slower.
 
