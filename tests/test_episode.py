@@ -186,3 +186,45 @@ def test_pettingzoo_seeded_reset_replays_the_same_game():
 
     assert game(4) == game(4)
     assert game(4) != game(5)
+
+
+def _old_pettingzoo_chance(state, rng):
+    """The PettingZoo env's sampler before the driver: a permutation of the cards left per deal."""
+    while state.is_chance_node():
+        if state.phase == "deal":
+            left = [c for c, _ in state.chance_outcomes()]
+            for i in rng.permutation(len(left)):
+                state.apply_action(left[i])
+                if state.phase != "deal":
+                    break
+        else:
+            outcomes, u, acc = state.chance_outcomes(), rng.random(), 0.0
+            choice = outcomes[-1][0]
+            for o, p in outcomes:
+                acc += p
+                if u < acc:
+                    choice = o
+                    break
+            state.apply_action(choice)
+
+
+@pytest.mark.parametrize("variant,options", [("truco_argentino", {}), ("truco_paulista", PAULISTA_4P),
+                                             ("le_truc", {})])
+def test_pettingzoo_seeded_games_are_those_of_before_unless_a_redeal_is_accepted(variant, options):
+    rules = make_rules(variant, **options)
+    for seed in range(8):
+        e = raw_env(variant=variant, episode="game", **options)
+        e.reset(seed=seed)
+        ref, ref_rng = State(rules, episode="game"), np.random.default_rng(seed)
+        _old_pettingzoo_chance(ref, ref_rng)
+        pick, redeal = np.random.default_rng(seed + 99), False
+        while not e.game_state.is_terminal():
+            legal = e.game_state.legal_actions()
+            a = legal[int(pick.integers(len(legal)))]
+            e.step(a)
+            ref.apply_action(a)
+            _old_pettingzoo_chance(ref, ref_rng)
+            redeal = redeal or bool(e.game_state.redeal_used)
+            if redeal:
+                break  # from here on the new cards continue down the hand's deck
+            assert e.game_state.history == ref.history
