@@ -31,6 +31,8 @@ PAULISTA_4P = {"players": 4, "signals": {"mode": "free", "vocab": 2, "intercept"
 @pytest.mark.parametrize("name,kw,pinned", [
     ("le_truc", {"variant": "le_truc", "episode": "game"}, "b99beecf97c696f0"),
     ("paulista_4p", {"variant": "truco_paulista", "options": PAULISTA_4P, "episode": "hand"}, "87ff22eef980f7f9"),
+    # pinned from the code before the driver too: won/lost of a put_n hand is now the side ahead
+    ("put_n", {"variant": "put_n", "options": {"players": 3}, "episode": "hand"}, "ee31dc2f263abbd7"),
 ])
 def test_arena_records_and_tables_are_those_of_before(tmp_path, name, kw, pinned):
     out = tmp_path / name
