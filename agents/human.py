@@ -12,7 +12,7 @@ import sys
 
 from truc_env.actions import layout_of
 from truc_env.errors import TrucError
-from truc_env.view import signal_seen
+from truc_env.view import sees_signal
 
 from .base import legal_ids
 
@@ -190,7 +190,7 @@ class Narrator:
         L, r = before.L, before.rules
         v = self.viewer
         if L.signal >= 0 and L.signal <= action < L.signal + len(L.signal_tokens):
-            seen = signal_seen(after, v, after.signals[-1])
+            seen = sees_signal(after, v, after.signals[-1])
             if seen is False:
                 return "signals to the partner (you did not see it)"
             if seen is None and seat != v:

@@ -8,8 +8,8 @@ import pytest
 from agents import make_agent
 from train.play import play_human
 from truc_env.engine import State, sample_chance
+from truc_env.observe import SeatObservation
 from truc_env.rules import make_rules
-from truc_env.view import SeatObservation
 
 
 def test_human_rejects_bad_input_and_asks_again():

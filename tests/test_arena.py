@@ -88,10 +88,10 @@ def test_ray_backend_gives_the_same_summary(tmp_path):
 
 
 @pytest.mark.parametrize("bad, match", [
-    ({"agents": ["random"]}, "at least two"),
+    ({"agents": ["random"]}, "at least 2 distinct"),
     ({"format": "swiss"}, "round_robin, gauntlet"),
     ({"variant": "poker"}, "known variants"),
-    ({"colour": 1}, "unknown arena setting"),
+    ({"colour": 1}, "unknown setting.*colour.*arena"),
     ({"format": "gauntlet", "hero": "nobody"}, "hero"),
 ])
 def test_bad_configs_fail_clearly(tmp_path, bad, match):
@@ -108,3 +108,99 @@ def test_bad_agent_spec_fails_clearly(tmp_path):
         make_agent("cfr:/nonexistent/strategy.npz")
     with pytest.raises(AgentSpecError, match="styles"):
         make_agent("heuristic:reckless")
+
+
+def test_mixed_team_is_ranked_as_an_entrant(tmp_path):
+    cfg = _cfg(tmp_path, variant="le_truc_4p", agents=["heuristic:honest", "random", "heuristic:honest+random"],
+               deals=2)
+    summary = run_arena(cfg, progress=False)
+    assert sorted(_rank(summary)) == sorted(cfg.agents)
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "`heuristic:honest+random`" in report.split("## Pairings")[0]
+    with open(tmp_path / "out" / "summary.csv") as f:
+        assert "heuristic:honest+random" in f.read()
+
+
+def test_report_says_what_ranks_and_shows_points_per_opponent(tmp_path):
+    run_arena(_cfg(tmp_path, agents=["random", "heuristic:honest", "heuristic:cautious"], deals=3), progress=False)
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "not on points" in report
+    assert "## Points per hand against each opponent" in report
+    table = report.split("## Points per hand against each opponent")[1].split("##")[0]
+    assert "vs `random`" in table and table.count("—") == 3  # the diagonal
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    m = summary["pairwise"]["points_per_hand"]
+    assert m[0][1] == pytest.approx(-m[1][0])
+
+
+def _summary(rows):
+    ranking = [{"rank": i + 1, "entrant": e, "points_rank": p, "elo": 0.0, "elo_lo": 0.0, "elo_hi": 0.0,
+                "score_rate": 0.5, "points_per_hand": 0.0, "games": 1, "separated_from_next": None}
+               for i, (e, p) in enumerate(rows)]
+    return {"ranking": ranking, "rank_disagreements": [e for i, (e, p) in enumerate(rows) if p != i + 1]}
+
+
+def test_ranking_note_names_the_disagreements():
+    from train.report import ranking_note
+
+    assert "agree" in ranking_note(_summary([("a", 1), ("b", 2)]))
+    note = ranking_note(_summary([("a", 2), ("b", 1), ("c", 3)]))
+    assert "`a` is 1st by results but 2nd by points per hand" in note
+    assert "`b` is 2nd by results but 1st by points per hand" in note and "`c`" not in note.split("differ")[1]
+
+
+def test_stats_rank_by_results_and_flag_points_disagreement():
+    # A wins 3 close games of 4 against B (+1 each) and loses one heavily (-12): more wins, fewer points
+    from train.stats import summarize
+
+    cfg = ArenaConfig.from_dict({"agents": ["A", "B"], "deals": 4, "duplicate": False, "episode": "game",
+                                 "workers": 1, "out": "unused"})
+    results = [{"id": f"0:{d}", "pairing": 0, "deal": d,
+                "games": [{"seating": 0, "a_points": pts, "hands": 1, "a_won": int(pts > 0)}]}
+               for d, pts in enumerate([1, 1, 1, -12])]
+    s = summarize(cfg, results)
+    assert _rank(s) == ["A", "B"]
+    assert s["ranking"][0]["points_rank"] == 2 and s["rank_disagreements"] == ["A", "B"]
+    assert s["ranking"][0]["score_rate"] == 0.75
+
+
+@pytest.mark.parametrize("vr, text", [(3.1, "cut the variance of the points-per-hand estimate by ×3.10"),
+                                      (1 / 1.05, "raised the variance of the points-per-hand estimate by ×1.05"),
+                                      (None, None), (0.0, None)])
+def test_variance_wording_is_right_either_way(vr, text):
+    from train.report import variance_sentence
+
+    assert variance_sentence(vr) == (text and "duplicate deals " + text)
+
+
+def test_stats_and_arena_do_not_import_each_other():
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "train"
+    for mod, other in (("stats", "arena"), ("report", "arena"), ("match", "arena"), ("match", "stats")):
+        tree = ast.parse((root / f"{mod}.py").read_text())
+        names = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert not any(x.endswith(other) for x in names), (mod, other)
+
+
+def test_units_are_generated_lazily(tmp_path):
+    cfg = _cfg(tmp_path, deals=10**9)
+    out = run_arena(cfg, progress=False, max_units=2)
+    assert out == {"complete": False, "units_done": 2, "units": 10**9}
+
+
+def test_unwritable_output_folder_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(TrucError, match="not writable"):
+        run_arena(_cfg(tmp_path, out=str(blocker / "out"), deals=1), progress=False)
+
+
+def test_resume_with_a_damaged_config_json_is_a_clear_error(tmp_path):
+    cfg = _cfg(tmp_path, deals=1)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "config.json").write_bytes(b"\xff\xfe{")
+    with pytest.raises(TrucError, match="not a tournament's config.json"):
+        run_arena(cfg, resume=True, progress=False)

@@ -17,8 +17,8 @@ from train.cli import main
 from train.play import play_human
 from truc_env.engine import State, sample_chance
 from truc_env.errors import TrucError
+from truc_env.observe import SeatObservation
 from truc_env.rules import make_rules
-from truc_env.view import SeatObservation
 
 ROOT = Path(__file__).resolve().parents[1]
 

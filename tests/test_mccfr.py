@@ -12,7 +12,8 @@ from train.arena import ArenaConfig, run_arena
 from train.cfr import CFRConfig, run
 from truc_env import TrucError, make_rules
 from truc_env.engine import State, sample_chance
-from truc_env.view import SeatObservation, seat_view
+from truc_env.observe import SeatObservation
+from truc_env.view import seat_view
 
 SHRUNK = {
     "le_truc_4p": {"ranks": 3, "hand_size": 2, "max_raises": 1},

@@ -19,8 +19,8 @@ from train import ppo  # noqa: E402
 from truc_env.engine import State, sample_chance  # noqa: E402
 from truc_env.episode import Dealer  # noqa: E402
 from truc_env.errors import TrucError  # noqa: E402
+from truc_env.observe import SeatObservation  # noqa: E402
 from truc_env.rules import make_rules  # noqa: E402
-from truc_env.view import SeatObservation  # noqa: E402
 
 SMALL = {"ranks": 4, "hand_size": 2}
 torch.set_num_threads(1)  # as training does: tiny batches, and a shared CPU makes thread pools crawl
@@ -151,7 +151,8 @@ def test_credit_against_a_fixed_opponent_records_only_the_learner(tmp_path):
             pass
 
         def act(self, observation, mask):
-            return observation._state.string_to_action(self.moves.pop(0))
+            move = self.moves.pop(0)
+            return observation.apply(lambda state, _seat: state.string_to_action(move))
 
     opp = Scripted(["accept", "play 7d", "raise"])
     learner_script = [s for s in SCRIPT if s.startswith("0 ")]
@@ -175,7 +176,7 @@ def test_reward_after_the_last_action_goes_to_that_last_step(tmp_path):
 
 # ------------------------------------------------------------------------------------------- config, checkpoints
 def test_unknown_setting_is_a_clear_error(tmp_path):
-    with pytest.raises(TrucError, match="unknown PPO setting.*learning_rat"):
+    with pytest.raises(TrucError, match="unknown setting.*learning_rat.*PPO config"):
         ppo.PPOConfig.from_dict({"learning_rat": 0.1})
     with pytest.raises(TrucError, match="pool_scheme"):
         ppo.PPOConfig.from_dict({"pool_scheme": "best"})

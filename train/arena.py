@@ -26,29 +26,17 @@ from truc_env.atomic import atomic_open, atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
-from . import stats
-
-DEFAULTS = {
-    "variant": "le_truc",
-    "options": {},
-    "agents": ["random", "heuristic:honest", "heuristic:bluffer", "heuristic:cautious"],
-    "format": "round_robin",
-    "hero": None,
-    "deals": 40,
-    "duplicate": True,
-    "episode": "game",
-    "seed": 0,
-    "workers": 2,
-    "backend": "multiprocessing",
-    "out": "results/arena",
-}
+from . import config, stats
+from .match import pairings, seat_entrants, seatings, team_members
 
 
 @dataclass
 class ArenaConfig:
+    KIND = "arena"
     variant: str = "le_truc"
     options: dict = field(default_factory=dict)
-    agents: list = field(default_factory=lambda: list(DEFAULTS["agents"]))
+    agents: list = field(default_factory=lambda: ["random", "heuristic:honest", "heuristic:bluffer",
+                                                  "heuristic:cautious"])
     format: str = "round_robin"  # or "gauntlet": hero against every other entrant
     hero: str | None = None
     deals: int = 40  # deal seeds per pairing
@@ -60,30 +48,17 @@ class ArenaConfig:
     out: str = "results/arena"
 
     @classmethod
-    def from_dict(cls, cfg: dict) -> ArenaConfig:
-        unknown = set(cfg) - set(DEFAULTS)
-        if unknown:
-            raise TrucError(f"unknown arena setting(s) {sorted(unknown)}; allowed: {sorted(DEFAULTS)}")
-        c = cls(**{**DEFAULTS, **cfg})
-        c.validate()
-        return c
+    def from_dict(cls, cfg: dict, source: str = "arena config") -> ArenaConfig:
+        """A checked config from a mapping of settings (missing ones take the defaults)."""
+        return config.build(cls, cfg, source)
 
     def validate(self) -> None:
-        make_rules(self.variant, **(self.options or {}))
-        if not isinstance(self.agents, list) or len(self.agents) < 2 or len(set(self.agents)) != len(self.agents):
-            raise TrucError("arena 'agents' must list at least two distinct agent specs")
-        if self.format not in ("round_robin", "gauntlet"):
-            raise TrucError(f"arena format {self.format!r} is invalid; allowed: round_robin, gauntlet")
+        """Cross-setting rules: the variant's options, the entrants, the gauntlet's hero."""
+        rules = make_rules(self.variant, **self.options)
+        for entrant in self.agents:
+            team_members(entrant, rules)
         if self.format == "gauntlet" and self.hero not in self.agents:
             raise TrucError(f"a gauntlet needs 'hero' set to one of the agents {self.agents}")
-        if self.episode not in ("game", "hand"):
-            raise TrucError(f"arena episode {self.episode!r} is invalid; allowed: game, hand")
-        if not isinstance(self.deals, int) or self.deals < 1:
-            raise TrucError(f"arena deals must be a positive integer, got {self.deals!r}")
-        if self.backend not in ("multiprocessing", "ray"):
-            raise TrucError(f"arena backend {self.backend!r} is invalid; allowed: multiprocessing, ray")
-        if not isinstance(self.workers, int) or self.workers < 1:
-            raise TrucError(f"arena workers must be a positive integer, got {self.workers!r}")
 
     def fingerprint(self) -> dict:
         """What must match for --resume to reuse finished units."""
@@ -93,54 +68,26 @@ class ArenaConfig:
         return d
 
 
-# ---------------------------------------------------------------------- seating
-def team_members(entrant: str, rules) -> list[str]:
-    members = entrant.split("+")
-    if len(members) == 1:
-        return members * (2 if rules.partnership else 1)
-    if not rules.partnership or len(members) != 2:
-        raise TrucError(f"entrant {entrant!r}: 'A+B' teams exist only in partnership games (two players)")
-    return members
-
-
-def seatings(rules) -> int:
-    """How many seatings a duplicate deal is played in."""
-    return rules.players if rules.put_n else 2
-
-
-def seat_entrants(rules, a: str, b: str, seating: int) -> tuple[list[str], list[int]]:
-    """Agent spec per seat, and the seats entrant ``a`` holds, for one seating."""
-    n = rules.players
-    if rules.put_n:
-        specs = [b] * n
-        specs[seating] = a
-        return specs, [seating]
-    a_side = seating % 2
-    ta, tb = team_members(a, rules), team_members(b, rules)
-    specs, a_seats, counters = [], [], [0, 0]
-    for s in range(n):
-        side = rules.side(s)
-        team = ta if side == a_side else tb
-        specs.append(team[counters[side] % len(team)])
-        counters[side] += 1
-        if side == a_side:
-            a_seats.append(s)
-    return specs, a_seats
+ArenaConfig.SCHEMA = {
+    "variant": config.STR, "options": config.DICT, "agents": config.List(config.STR, min_len=2, unique=True),
+    "format": config.Choice("round_robin", "gauntlet"), "hero": config.Setting("str", none=True),
+    "deals": config.Int(1, 10**9), "duplicate": config.BOOL, "episode": config.Choice("game", "hand"),
+    "seed": config.SEED, "workers": config.WORKERS, "backend": config.Choice("multiprocessing", "ray"),
+    "out": config.STR,
+}
 
 
 # ---------------------------------------------------------------------- units
-def pairings(cfg: ArenaConfig) -> list[tuple[str, str]]:
-    if cfg.format == "gauntlet":
-        return [(cfg.hero, x) for x in cfg.agents if x != cfg.hero]
-    return list(itertools.combinations(cfg.agents, 2))
-
-
-def units_of(cfg: ArenaConfig) -> list[dict]:
-    units = []
-    for p, (a, b) in enumerate(pairings(cfg)):
+def units_of(cfg: ArenaConfig):
+    """The units in canonical order, generated as they are needed (a million deals cost no memory)."""
+    for p, (a, b) in enumerate(cfg_pairings(cfg)):
         for d in range(cfg.deals):
-            units.append({"id": f"{p}:{d}", "pairing": p, "a": a, "b": b, "deal": d})
-    return units
+            yield {"id": f"{p}:{d}", "pairing": p, "a": a, "b": b, "deal": d}
+
+
+def cfg_pairings(cfg: ArenaConfig) -> list[tuple[str, str]]:
+    """The pairings of a config's tournament."""
+    return pairings(cfg.format, cfg.agents, cfg.hero)
 
 
 _AGENT_CACHE: dict = {}
@@ -162,7 +109,7 @@ def play_unit(cfg_dict: dict, unit: dict) -> dict:
     """Play one unit (all its seatings) and return its results; runs in a worker."""
     from .match import play_game
 
-    cfg = ArenaConfig.from_dict(cfg_dict)
+    cfg = ArenaConfig(**cfg_dict)  # checked by the parent (a Ray node may have fewer cores)
     rules = make_rules(cfg.variant, **cfg.options)
     deal_seed = int(np.random.SeedSequence([cfg.seed, unit["deal"]]).generate_state(1)[0])
     k = seatings(rules)
@@ -220,49 +167,59 @@ def _load_done(path: Path) -> dict:
 def run_arena(cfg: ArenaConfig, resume: bool = False, progress: bool = True, max_units: int | None = None) -> dict:
     """Run (or resume) a tournament, write its results folder, and return the summary."""
     out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
     meta_path, units_path = out / "config.json", out / "units.jsonl"
-    if resume and meta_path.exists():
-        saved = json.loads(meta_path.read_text())
-        if saved != cfg.fingerprint():
-            raise TrucError(f"--resume: {out} holds a tournament with another config; use another 'out' folder")
-        done = _load_done(units_path)
-    else:
-        if units_path.exists() and not resume:
-            units_path.unlink()
-        done = {}
-        atomic_write_text(meta_path, json.dumps(cfg.fingerprint(), indent=1, sort_keys=True))
-    todo = [u for u in units_of(cfg) if u["id"] not in done]
+    config.output_folder(out)
+    try:
+        if resume and meta_path.exists():
+            try:
+                saved = json.loads(meta_path.read_text())
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                raise TrucError(f"--resume: {meta_path} is not a tournament's config.json; "
+                                "use another 'out' folder") from None
+            if saved != cfg.fingerprint():
+                raise TrucError(f"--resume: {out} holds a tournament with another config; use another 'out' folder")
+            done = _load_done(units_path)
+        else:
+            if units_path.exists() and not resume:
+                units_path.unlink()
+            done = {}
+            atomic_write_text(meta_path, json.dumps(cfg.fingerprint(), indent=1, sort_keys=True))
+        sink = open(units_path, "a")
+    except OSError as e:
+        raise TrucError(f"arena output folder {out} is not writable ({e.strerror}); choose another 'out'") from None
+    n_units = len(cfg_pairings(cfg)) * cfg.deals
+    todo = (u for u in units_of(cfg) if u["id"] not in done)
+    n_todo = n_units - len(done)  # the fingerprint matched: every id done is one of this config's units
     if max_units is not None:
-        todo = todo[:max_units]
-    cfg_dict = {k: v for k, v in asdict(cfg).items()}
+        todo = itertools.islice(todo, max_units)
+        n_todo = min(n_todo, max_units)
+    cfg_dict = asdict(cfg)
     t0 = time.time()
     hands = 0
-    with open(units_path, "a") as sink:
-        for result in _execute(cfg, cfg_dict, todo, progress):
+    with sink:
+        for result in _execute(cfg, cfg_dict, todo, n_todo, progress):
             sink.write(json.dumps(result) + "\n")
             sink.flush()  # survives a killed process; the fsync below guards against a lost machine
             done[result["id"]] = result
             hands += sum(g["hands"] for g in result["games"])
         os.fsync(sink.fileno())
     elapsed = time.time() - t0
-    all_ids = [u["id"] for u in units_of(cfg)]
-    if any(i not in done for i in all_ids):
-        return {"complete": False, "units_done": len(done), "units": len(all_ids)}
-    results = [done[i] for i in all_ids]
+    if len(done) < n_units or any(u["id"] not in done for u in units_of(cfg)):
+        return {"complete": False, "units_done": len(done), "units": n_units}
+    results = [done[u["id"]] for u in units_of(cfg)]
     summary = stats.summarize(cfg, results)
     write_outputs(cfg, results, summary, out, hands_per_second=hands / elapsed if elapsed > 0 and hands else None)
     return summary
 
 
-def _execute(cfg: ArenaConfig, cfg_dict: dict, todo: list[dict], progress: bool):
+def _execute(cfg: ArenaConfig, cfg_dict: dict, todo, n_todo: int, progress: bool):
     from tqdm import tqdm
 
-    bar = tqdm(total=len(todo), desc="arena", unit="deal", disable=not progress or not todo)
+    bar = tqdm(total=n_todo, desc="arena", unit="deal", disable=not progress or not n_todo)
     try:
         if cfg.backend == "ray":
             yield from _execute_ray(cfg, cfg_dict, todo, bar)
-        elif cfg.workers == 1 or len(todo) <= 1:
+        elif config.worker_count(cfg.workers) == 1 or n_todo <= 1:
             for u in todo:
                 yield play_unit(cfg_dict, u)
                 bar.update()
@@ -270,11 +227,16 @@ def _execute(cfg: ArenaConfig, cfg_dict: dict, todo: list[dict], progress: bool)
             import multiprocessing as mp
 
             ctx = mp.get_context("spawn" if os.name == "nt" else "fork")
-            with ctx.Pool(cfg.workers) as pool:
-                chunk = max(1, min(16, len(todo) // (cfg.workers * 8)))  # tiny units: batch the IPC
-                for result in pool.imap_unordered(_play_unit_star, [(cfg_dict, u) for u in todo], chunksize=chunk):
-                    yield result
-                    bar.update()
+            workers = min(config.worker_count(cfg.workers), n_todo)
+            chunk = max(1, min(16, n_todo // (workers * 8)))  # tiny units: batch the IPC
+            with ctx.Pool(workers) as pool:
+                # windows of units, so that a long tournament is never queued whole
+                window = workers * chunk * 64
+                while batch := list(itertools.islice(todo, window)):
+                    for result in pool.imap_unordered(_play_unit_star, [(cfg_dict, u) for u in batch],
+                                                      chunksize=chunk):
+                        yield result
+                        bar.update()
     finally:
         bar.close()
 
@@ -289,9 +251,9 @@ def _execute_ray(cfg, cfg_dict, todo, bar):
     except ImportError:
         raise TrucError("backend 'ray' needs Ray: pip install 'truc-env[distributed]'") from None
     if not ray.is_initialized():
-        ray.init(num_cpus=cfg.workers, include_dashboard=False, log_to_driver=False)
+        ray.init(num_cpus=config.worker_count(cfg.workers), include_dashboard=False, log_to_driver=False)
     remote = ray.remote(play_unit)
-    pending = [remote.remote(cfg_dict, u) for u in todo]
+    pending = [remote.remote(cfg_dict, u) for u in todo]  # Ray schedules its own queue
     while pending:
         ready, pending = ray.wait(pending, num_returns=1)
         for ref in ready:

@@ -35,7 +35,7 @@ from truc_env.atomic import atomic_open, atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
-from .yaml_config import read_mapping
+from . import config
 
 
 @dataclass
@@ -86,13 +86,41 @@ class CFRConfig:
     """MCCFR agent: abstract actions it never takes while another is legal (e.g. allin: no mon reste call)"""
 
 
-def load_config(path: str) -> CFRConfig:
-    raw = read_mapping(path)
-    known = set(CFRConfig.__dataclass_fields__)
-    unknown = set(raw) - known
-    if unknown:
-        raise TrucError(f"{path}: unknown setting(s) {sorted(unknown)}; allowed: {sorted(known)}")
-    return CFRConfig(**raw)
+# the exact solver's algorithms, then MCCFR's (kept equal to theirs by tests/test_config.py; importing
+# them here would load the numba kernels just to read a config)
+ALGORITHMS = ("cfr+", "dcfr", "lcfr", "cfr", "es_mccfr", "os_mccfr")
+CFRConfig.KIND = "cfr"
+CFRConfig.SCHEMA = {
+    "variant": config.STR, "options": config.DICT, "dealer": config.Int(0, 5),
+    "score": config.List(config.Int(0, 10**6), min_len=1), "algorithm": config.Choice(*ALGORITHMS),
+    "abstraction": config.Choice("strength", "none"), "iterations": config.Int(1, 10**12),
+    "time_limit": config.Float(0.001), "target_exploitability": config.Float(0.0), "eval_every": config.Int(1, 10**12),
+    "checkpoint_every": config.Int(1, 10**12), "dtype": config.Choice("float32", "float64"), "out": config.STR,
+    "continuation": config.STR, "alpha": config.Float(), "beta": config.Float(), "gamma": config.Float(),
+    "seed": config.SEED, "weighting": config.Choice("linear", "uniform"), "epsilon": config.Float(0.0, 1.0),
+    "cpu_limit": config.Float(0.0), "threshold": config.Float(0.0, 1.0), "exclude": config.List(config.STR),
+}
+
+
+def load_config(path: str, overrides=()) -> CFRConfig:
+    """The CFR config of a YAML file, checked, with ``--set`` overrides applied."""
+    return config.load(CFRConfig, path, overrides)
+
+
+def _load_npz_state(solver, path: str) -> None:
+    with np.load(path, allow_pickle=False) as z:
+        solver.load_state_dict({k: z[k] for k in z.files})
+
+
+def _resume(path: str, load) -> None:
+    """Run ``load``; a truncated, corrupt or foreign checkpoint becomes one clear TrucError."""
+    try:
+        load()
+    except TrucError:
+        raise
+    except Exception as e:  # BadZipFile, EOFError, a missing array, a shape from another tree...
+        raise TrucError(f"--resume: {path} is not a readable checkpoint of this solve ({type(e).__name__}: "
+                        f"{str(e)[:120]}); delete it to start over, or use another 'out'") from None
 
 
 def _atomic_savez(path: str, **arrays) -> None:
@@ -139,8 +167,7 @@ def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool,
     solver = PublicTreeSolver(tree, cfg.algorithm, cfg.alpha, cfg.beta, cfg.gamma, redeal_value, cfg.dtype)
     ckpt = os.path.join(cfg.out, f"checkpoint_{part}.npz")
     if resume and os.path.exists(ckpt):
-        with np.load(ckpt) as z:
-            solver.load_state_dict({k: z[k] for k in z.files})
+        _resume(ckpt, lambda: _load_npz_state(solver, ckpt))
         rows[:] = [r for r in rows if not (r["part"] == part and r["iteration"] > solver.iteration)]
         log(f"[{part}] resumed at iteration {solver.iteration}")
     bar = tqdm(total=cfg.iterations, initial=solver.iteration, desc=f"cfr {part}", unit="it")
@@ -164,9 +191,9 @@ def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool,
     return tree, solver
 
 
-def main(config_path: str, resume: bool = False) -> dict:
+def main(config_path: str, resume: bool = False, overrides=()) -> dict:
     """Run a CFR config; returns the summary (also written to ``out/summary.json``)."""
-    cfg = load_config(config_path)
+    cfg = load_config(config_path, overrides)
     return run(cfg, resume)
 
 
@@ -182,7 +209,7 @@ def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
     why = unsupported_reason(rules, cfg.score)
     if why:
         raise TrucError(f"{cfg.variant}: the exact solver does not apply ({why})")
-    os.makedirs(cfg.out, exist_ok=True)
+    config.output_folder(cfg.out)
     curve_csv = os.path.join(cfg.out, "curve.csv")
     rows = _read_curve(curve_csv) if resume else []
     if rules.vira:
@@ -246,10 +273,13 @@ _CURVE_FIELDS = ["part", "iteration", "seconds", "cpu_seconds", "elapsed", "expl
 def _read_curve(path: str) -> list[dict]:
     if not os.path.exists(path):
         return []
-    with open(path) as f:
-        rows = [{k: (v if k == "part" else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
-    for r in rows:
-        r["iteration"] = int(r["iteration"])
+    try:
+        with open(path) as f:
+            rows = [{k: (v if k == "part" else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
+        for r in rows:
+            r["iteration"] = int(r["iteration"])
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
+        raise TrucError(f"--resume: {path} is not this solve's curve ({e}); delete it or use another 'out'") from None
     return rows
 
 
@@ -362,13 +392,13 @@ def run_mccfr(cfg: CFRConfig, rules, resume: bool, deadline: float, log=print) -
     if cfg.dealer != 0 or list(cfg.score) != [0, 0]:
         raise TrucError("MCCFR trains one hand from 0-0 with dealer 0 (keys are relative to the dealer)")
     start = time.time()
-    os.makedirs(cfg.out, exist_ok=True)
+    config.output_folder(cfg.out)
     solver = MCCFR(rules, cfg.algorithm, seed=cfg.seed, weighting=cfg.weighting, epsilon=cfg.epsilon)
     ckpt = os.path.join(cfg.out, "checkpoint.npz")
     curve_csv = os.path.join(cfg.out, "curve.csv")
     rows: list[dict] = []
     if resume and os.path.exists(ckpt):
-        solver.load_checkpoint(ckpt)
+        _resume(ckpt, lambda: solver.load_checkpoint(ckpt))
         if os.path.exists(curve_csv):
             with open(curve_csv) as f:
                 rows = [r for r in csv.DictReader(f) if int(r["iteration"]) <= solver.iteration]

@@ -6,19 +6,50 @@ import argparse
 import json
 import sys
 
+from train.config import parse_options
 from truc_env.errors import TrucError
 
 
-def _load_config(path: str) -> dict:
-    from train.yaml_config import read_mapping
+def add_config_arguments(p, example: str | None = None, shortcuts: tuple = ()) -> None:
+    """``--config`` and ``--set key=value`` (repeatable) for a config-taking command.
 
-    return read_mapping(path)
+    With ``example`` the file is optional (the command's built-in defaults apply without one; the
+    example names a shipped file); without it ``--config`` is required. ``shortcuts`` are (setting,
+    type) pairs kept as their own flags (``--seed 3``); each is the same override as ``--set seed=3``.
+    """
+    if example is None:
+        p.add_argument("--config", required=True, help="the YAML settings file")
+    else:
+        p.add_argument("--config", help=f"a YAML settings file (e.g. {example}); default: the built-in settings")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_pairs",
+                   help="override a setting (VALUE is YAML: --set deals=10 --set options.redeal=false); repeatable")
+    for name, kind in shortcuts:
+        p.add_argument(f"--{name}", type=kind, help=f"the same as --set {name}=VALUE")
+    p.set_defaults(config_shortcuts=tuple(name for name, _ in shortcuts))
+
+
+def config_overrides(args) -> list[str]:
+    """The command's overrides as ``key=value`` strings: shortcut flags first, then ``--set``."""
+    import yaml
+
+    pairs = [f"{name}={yaml.safe_dump(getattr(args, name)).splitlines()[0]}"
+             for name in getattr(args, "config_shortcuts", ()) if getattr(args, name) is not None]
+    return pairs + list(getattr(args, "set_pairs", []))
+
+
+def load_config(cls, args):
+    """The command's config of kind ``cls``: its file, then its overrides, checked."""
+    from train import config
+
+    if args.config is None:
+        return config.build(cls, config.apply_overrides({}, config_overrides(args)), "built-in settings")
+    return config.load(cls, args.config, config_overrides(args))
 
 
 def cmd_rules(args) -> None:
     from truc_env.rules import make_rules
 
-    options = json.loads(args.options) if args.options else {}
+    options = parse_options(args.options)
     print(make_rules(args.variant, **options).describe())
 
 
@@ -59,53 +90,44 @@ def cmd_replay(args) -> None:
 
 
 def cmd_demo(args) -> None:
+    from train.config import DemoConfig
     from train.demo import play_demo
 
-    cfg = _load_config(args.config) if args.config else {}
-    known = {"variant", "options", "seed", "show_hands"}
-    unknown = set(cfg) - known
-    if unknown:
-        raise TrucError(f"{args.config}: unknown setting(s) {sorted(unknown)}; allowed: {sorted(known)}")
-    if args.seed is not None:
-        cfg["seed"] = args.seed
-    play_demo(cfg.get("variant", "le_truc"), cfg.get("options") or {}, int(cfg.get("seed", 0)),
-              int(cfg.get("show_hands", 3)))
+    cfg = load_config(DemoConfig, args)
+    play_demo(cfg.variant, cfg.options, cfg.seed, cfg.show_hands)
 
 
 def cmd_arena(args) -> None:
     from train.arena import ArenaConfig, run_arena
-    from train.report import ranking_table
+    from train.report import ranking_note, ranking_table, variance_sentence
 
-    cfg = _load_config(args.config) if args.config else {}
-    for key in ("out", "workers", "backend", "deals", "seed"):
-        value = getattr(args, key)
-        if value is not None:
-            cfg[key] = value
-    config = ArenaConfig.from_dict(cfg)
+    config = load_config(ArenaConfig, args)
     summary = run_arena(config, resume=args.resume)
     print(ranking_table(summary))
-    if summary.get("variance_reduction"):
-        print(f"\nduplicate deals: variance reduction x{summary['variance_reduction']:.2f}")
+    print("\n" + ranking_note(summary))
+    sentence = variance_sentence(summary.get("variance_reduction"))
+    if sentence:
+        print(f"\n{sentence}")
     print(f"\nresults in {config.out}/ (summary.json, summary.csv, report.md, ratings.png, pairwise.png, games.jsonl)")
 
 
 def cmd_play(args) -> None:
     from train.play import play_human
 
-    options = json.loads(args.options) if args.options else {}
+    options = parse_options(args.options)
     play_human(args.variant, options, args.opponents, seat=args.seat, seed=args.seed)
 
 
 def cmd_train_ppo(args) -> None:
     from train.ppo import main as ppo_main
 
-    ppo_main(args.config, resume=args.resume)
+    ppo_main(args.config, resume=args.resume, set_pairs=config_overrides(args))
 
 
 def cmd_train_cfr(args) -> None:
     from train.cfr import main as cfr_main
 
-    cfr_main(args.config, resume=args.resume)
+    cfr_main(args.config, resume=args.resume, overrides=config_overrides(args))
 
 
 def cmd_analyze_signals(args) -> None:
@@ -122,7 +144,7 @@ def cmd_exploitability(args) -> None:
     from truc_env.atomic import atomic_open
     from truc_env.rules import make_rules
 
-    options = json.loads(args.options) if args.options else {}
+    options = parse_options(args.options)
     rules = make_rules(args.variant, **options)
     agent = make_agent(args.agent, rules, seed=args.seed)
     result = policy_exploitability(agent, rules, dealer=args.dealer, abstraction=args.abstraction,
@@ -175,19 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--fps", type=float, default=1.5, help="frames per second of the animation")
     rp.set_defaults(func=cmd_replay)
     d = sub.add_parser("demo", help="play a game between random players, rendering the first hands")
-    d.add_argument("--config", help="a demo YAML file (e.g. configs/demo.yaml); default: le_truc, seed 0, "
-                                     "3 hands shown")
-    d.add_argument("--seed", type=int)
+    add_config_arguments(d, "configs/demo.yaml", shortcuts=(("seed", int),))
     d.set_defaults(func=cmd_demo)
     a = sub.add_parser("arena", help="run a tournament between agents and write its report")
-    a.add_argument("--config", help="a tournament YAML file (e.g. configs/arena.yaml); default: the built-in "
-                                     "round robin of random and the heuristics on le_truc")
+    add_config_arguments(a, "configs/arena.yaml", shortcuts=(("out", str), ("workers", int), ("backend", str),
+                                                           ("deals", int), ("seed", int)))
     a.add_argument("--resume", action="store_true", help="continue an interrupted tournament in the same 'out'")
-    a.add_argument("--out")
-    a.add_argument("--workers", type=int)
-    a.add_argument("--backend", choices=["multiprocessing", "ray"])
-    a.add_argument("--deals", type=int)
-    a.add_argument("--seed", type=int)
     a.set_defaults(func=cmd_arena)
     pl = sub.add_parser("play", help="play a whole game in the terminal against agents")
     pl.add_argument("--variant", default="le_truc")
@@ -200,11 +215,11 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("train", help="train an agent")
     tsub = t.add_subparsers(dest="trainer", required=True)
     tp = tsub.add_parser("ppo", help="PPO self-play (configs/ppo_*.yaml)")
-    tp.add_argument("--config", required=True)
+    add_config_arguments(tp)
     tp.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     tp.set_defaults(func=cmd_train_ppo)
     tc = tsub.add_parser("cfr", help="CFR+/DCFR/linear CFR solving (configs/cfr_*.yaml)")
-    tc.add_argument("--config", required=True)
+    add_config_arguments(tc)
     tc.add_argument("--resume", action="store_true", help="continue the solve from its last checkpoint")
     tc.set_defaults(func=cmd_train_cfr)
     ex = sub.add_parser("exploitability", help="exact exploitability of an agent's policy (heads-up, public tree)")
@@ -250,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args.func(args)
     except TrucError as e:
-        print(f"truc: error: {e}", file=sys.stderr)
+        # one line, whatever the message (a YAML error points at its line over several)
+        print("truc: error: " + "; ".join(x.strip() for x in str(e).splitlines() if x.strip()), file=sys.stderr)
         return 2
     except ModuleNotFoundError as e:
         extra = EXTRA_OF.get((e.name or "").split(".")[0])

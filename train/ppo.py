@@ -68,9 +68,11 @@ from truc_env.actions import layout_of
 from truc_env.engine import State
 from truc_env.episode import Dealer, Episode, leading_side, side_rewards
 from truc_env.errors import TrucError
+from truc_env.observe import SeatObservation
 from truc_env.rules import make_rules
 from truc_env.vector import VectorEnv
-from truc_env.view import SeatObservation
+
+from . import config
 
 ROLLOUTS = ("auto", "vector", "engine")
 
@@ -183,49 +185,54 @@ class PPOConfig:
     tensorboard: bool = True
     """TensorBoard scalars in the run folder"""
 
-    @classmethod
-    def from_dict(cls, d: dict) -> PPOConfig:
-        names = [f.name for f in dataclasses.fields(cls)]
-        unknown = sorted(set(d) - set(names))
-        if unknown:
-            raise TrucError(f"unknown PPO setting(s) {unknown}; allowed: {', '.join(names)}")
-        cfg = cls(**d)
-        cfg.validate()
-        return cfg
+    KIND = "PPO"
 
     @classmethod
-    def from_yaml(cls, path: str) -> PPOConfig:
-        from train.yaml_config import read_mapping
+    def from_dict(cls, d: dict, source: str = "PPO config") -> PPOConfig:
+        """A checked config from a mapping of settings (missing ones take the defaults)."""
+        return config.build(cls, d, source)
 
-        return cls.from_dict(read_mapping(path))
+    @classmethod
+    def from_yaml(cls, path: str, overrides=()) -> PPOConfig:
+        """The config of a YAML file, checked, with ``--set`` overrides applied."""
+        return config.load(cls, path, overrides)
 
     def validate(self) -> None:
+        """Cross-setting rules (ranges and types are in ``SCHEMA``)."""
         def need(ok, what):
             if not ok:
                 raise TrucError(f"PPO setting {what}")
 
         make_rules(self.variant, **(self.options or {}))
-        need(self.device in ("auto", "cpu", "cuda"), f"device must be auto, cpu or cuda, got {self.device!r}")
-        need(self.episode in ("hand", "game"), f"episode must be hand or game, got {self.episode!r}")
-        need(self.reward in ("points", "win"), f"reward must be points or win, got {self.reward!r}")
-        need(self.features in FEATURES, f"features must be one of {FEATURES}, got {self.features!r}")
-        need(self.rollout in ROLLOUTS, f"rollout must be one of {ROLLOUTS}, got {self.rollout!r}")
-        need(self.pool_scheme in ("latest", "uniform", "prioritized"),
-             f"pool_scheme must be latest, uniform or prioritized, got {self.pool_scheme!r}")
-        for name in ("num_envs", "steps_per_update", "update_epochs", "num_minibatches", "snapshot_every",
-                     "pool_size", "eval_every", "eval_episodes", "checkpoint_every", "total_steps", "torch_threads"):
-            need(isinstance(getattr(self, name), int) and getattr(self, name) >= 1, f"{name} must be an integer >= 1")
-        for name in ("self_play_prob", "fixed_prob", "random_start_score"):
-            need(0.0 <= getattr(self, name) <= 1.0, f"{name} must be a probability in [0, 1]")
         need(self.fixed_prob + self.self_play_prob <= 1.0 + 1e-9, "fixed_prob + self_play_prob must be at most 1")
         need(not (self.fixed_prob > 0 and not self.fixed_opponents), "fixed_prob > 0 needs fixed_opponents")
-        need(isinstance(self.hidden, list) and all(isinstance(h, int) and h > 0 for h in self.hidden),
-             "hidden must be a list of positive layer sizes")
         need(self.random_start_score == 0.0 or self.episode == "hand", "random_start_score needs episode: hand")
 
     @property
     def num_updates(self) -> int:
         return max(1, self.total_steps // self.steps_per_update)
+
+
+_COUNT = config.Int(1, 10**12)
+_PROB = config.Float(0.0, 1.0)
+PPOConfig.SCHEMA = {
+    "name": config.NAME, "out_dir": config.STR, "seed": config.SEED, "device": config.Choice("auto", "cpu", "cuda"),
+    "deterministic": config.BOOL, "torch_threads": config.Int(1, 1024), "variant": config.STR,
+    "options": config.DICT, "episode": config.Choice("hand", "game"), "reward": config.Choice("points", "win"),
+    "reward_scale": config.Float(), "random_start_score": _PROB, "total_steps": _COUNT,
+    "time_limit_minutes": config.Float(0.0), "num_envs": config.Int(1, 1 << 20), "steps_per_update": _COUNT,
+    "rollout": config.Choice(*ROLLOUTS), "features": config.Choice(*FEATURES),
+    "hidden": config.List(config.Int(1, 1 << 16), min_len=1), "learning_rate": config.Float(0.0),
+    "anneal_lr": config.BOOL, "gamma": _PROB, "gae_lambda": _PROB, "update_epochs": config.Int(1, 10**6),
+    "num_minibatches": config.Int(1, 10**6), "norm_adv": config.BOOL, "clip_coef": config.Float(0.0),
+    "clip_vloss": config.BOOL, "ent_coef": config.Float(), "vf_coef": config.Float(), "max_grad_norm": config.Float(0.0),
+    "target_kl": config.Float(0.0, none=True), "self_play_prob": _PROB,
+    "pool_scheme": config.Choice("latest", "uniform", "prioritized"), "snapshot_every": _COUNT,
+    "pool_size": config.Int(1, 10**6), "pfsp_power": config.Float(0.0), "fixed_opponents": config.List(config.STR),
+    "fixed_prob": _PROB, "eval_opponent": config.STR, "eval_every": _COUNT, "eval_episodes": config.Int(1, 10**9),
+    "checkpoint_every": _COUNT, "keep_every": config.Int(0), "plot": config.BOOL, "curves_png": config.STR,
+    "progress": config.BOOL, "tensorboard": config.BOOL,
+}
 
 
 # ---------------------------------------------------------------------------------------------- rollouts
@@ -685,7 +692,7 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
     ck_path = os.path.join(run_dir, "checkpoint.pt")
     if not resume and os.path.exists(ck_path):
         raise TrucError(f"{ck_path} exists: continue it with --resume, or choose another name / out_dir")
-    os.makedirs(run_dir, exist_ok=True)
+    config.output_folder(run_dir, "out_dir")
 
     # seeding, in one block
     rng = np.random.default_rng(cfg.seed)  # deals, seats, opponents, minibatches
@@ -708,20 +715,28 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
         if not os.path.exists(ck_path):
             raise TrucError(f"--resume: no checkpoint at {ck_path}")
         ck = read_checkpoint(ck_path, rules)
-        if ck["net"] != meta:
-            raise TrucError(f"--resume: {ck_path} has network {ck['net']}, the config asks for {meta}")
-        net.load_state_dict(ck["model"])
-        optimizer.load_state_dict(ck["optimizer"])
-        rng.bit_generator.state = ck["rng"]["numpy"]
-        gen.set_state(ck["rng"]["torch"])
-        torch.set_rng_state(ck["rng"]["torch_global"])
-        league.load_state_dict(ck["league"])
-        for s in league.snapshots:
-            s["params"] = {k: v.to(device) for k, v in s["params"].items()}
-        history = list(ck["history"])
-        start_update, global_step = ck["update"] + 1, ck["global_step"]
-        elapsed_before = ck["elapsed"]
-        changed = {k: (ck["config"].get(k), v) for k, v in dataclasses.asdict(cfg).items() if ck["config"].get(k) != v}
+        try:
+            if ck["net"] != meta:
+                raise TrucError(f"--resume: {ck_path} has network {ck['net']}, the config asks for {meta}")
+            net.load_state_dict(ck["model"])
+            optimizer.load_state_dict(ck["optimizer"])
+            rng.bit_generator.state = ck["rng"]["numpy"]
+            gen.set_state(ck["rng"]["torch"])
+            torch.set_rng_state(ck["rng"]["torch_global"])
+            league.load_state_dict(ck["league"])
+            for s in league.snapshots:
+                s["params"] = {k: v.to(device) for k, v in s["params"].items()}
+            history = list(ck["history"])
+            start_update, global_step = ck["update"] + 1, ck["global_step"]
+            elapsed_before = ck["elapsed"]
+            changed = {k: (ck["config"].get(k), v) for k, v in dataclasses.asdict(cfg).items()
+                       if ck["config"].get(k) != v}
+        except TrucError:
+            raise
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
+            # a checkpoint of the right format but missing or mangled training state
+            raise TrucError(f"--resume: {ck_path} lacks this run's training state ({type(e).__name__}: "
+                            f"{str(e)[:120]})") from None
         if changed:
             print(f"resume: settings changed since the checkpoint (was, now): {changed}")
 
@@ -957,11 +972,11 @@ def plot_curves(history: list[dict], path: str, title: str = "PPO") -> str | Non
     return path
 
 
-def main(config_path: str, resume: bool = False, overrides: dict | None = None) -> dict:
-    """``truc train ppo --config PATH [--resume]``."""
-    cfg = PPOConfig.from_yaml(config_path)
+def main(config_path: str, resume: bool = False, overrides: dict | None = None, set_pairs=()) -> dict:
+    """``truc train ppo --config PATH [--resume] [--set key=value ...]``."""
+    cfg = PPOConfig.from_yaml(config_path, set_pairs)
     if overrides:
-        cfg = PPOConfig.from_dict({**dataclasses.asdict(cfg), **overrides})
+        cfg = PPOConfig.from_dict({**dataclasses.asdict(cfg), **overrides}, config_path)
     summary = train(cfg, resume=resume)
     ev = summary["eval"]
     msg = f"done: {summary['updates']} updates, {summary['global_step']} learner steps in {summary['elapsed_s'] / 60:.1f} min"

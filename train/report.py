@@ -2,29 +2,73 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from truc_env.atomic import atomic_open, atomic_write_text
 
 
 def ranking_table(summary: dict) -> str:
-    lines = ["| rank | agent | Elo (95% CI) | points/hand | games | separated from next |",
-             "|---:|---|---|---:|---:|:---:|"]
+    """The entrants by rating, with their share of game results and their points per hand."""
+    result = "hands" if summary.get("episode") == "hand" else "games"
+    lines = [f"| rank | entrant | Elo (95% CI) | {result} won | points/hand (rank) | games | separated from next |",
+             "|---:|---|---|---:|---:|---:|:---:|"]
     for row in summary["ranking"]:
         sep = {True: "yes", False: "no", None: "—"}[row["separated_from_next"]]
         lines.append(f"| {row['rank']} | `{row['entrant']}` | {row['elo']:.0f} ({row['elo_lo']:.0f} … "
-                     f"{row['elo_hi']:.0f}) | {row['points_per_hand']:+.3f} | {row['games']} | {sep} |")
+                     f"{row['elo_hi']:.0f}) | {row['score_rate']:.3f} | {row['points_per_hand']:+.3f} "
+                     f"({row['points_rank']}) | {row['games']} | {sep} |")
     return "\n".join(lines)
 
 
+def ranking_note(summary: dict) -> str:
+    """What the ranking measures, and where it disagrees with the points per hand."""
+    result = "hand" if summary.get("episode") == "hand" else "game"
+    text = (f"The ranking is a Bradley–Terry fit on {result} results (won, lost; a draw counts half), not on "
+            "points: an entrant that wins many close games and loses a few heavily can rank above one that "
+            "scores more points per hand. Mixed teams (`A+B`) are ranked as the entrants they are.")
+    moved = summary.get("rank_disagreements") or []
+    if not moved:
+        return text + " Here the two orders agree."
+    rows = {r["entrant"]: r for r in summary["ranking"]}
+    parts = [f"`{e}` is {rows[e]['rank']}{_nth(rows[e]['rank'])} by results but "
+             f"{rows[e]['points_rank']}{_nth(rows[e]['points_rank'])} by points per hand" for e in moved]
+    return text + " Here the orders differ: " + "; ".join(parts) + "."
+
+
+def _nth(n: int) -> str:
+    return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+def opponent_table(summary: dict) -> str:
+    """Points per hand of each entrant (row) against each opponent (column)."""
+    names = summary["pairwise"]["entrants"]
+    m = summary["pairwise"]["points_per_hand"]
+    lines = ["| entrant | " + " | ".join(f"vs `{n}`" for n in names) + " |",
+             "|---|" + "---:|" * len(names)]
+    for name, row in zip(names, m):
+        cells = ["—" if v is None else f"{v:+.3f}" for v in row]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def variance_sentence(vr: float | None) -> str | None:
+    """Duplicate deals' effect on the variance, worded right whichever way it went."""
+    if vr is None or not math.isfinite(vr) or vr <= 0:
+        return None
+    if vr >= 1:
+        return f"duplicate deals cut the variance of the points-per-hand estimate by ×{vr:.2f}"
+    return f"duplicate deals raised the variance of the points-per-hand estimate by ×{1 / vr:.2f}"
+
+
 def pairing_table(summary: dict) -> str:
-    lines = ["| A | B | deals | A points/hand (95% CI) | A game win rate (95% CI) | variance reduction |",
+    lines = ["| A | B | deals | A points/hand (95% CI) | A game win rate (95% CI) | variance plain ÷ duplicate |",
              "|---|---|---:|---|---|---:|"]
     for row in summary["pairings"]:
         p = row["points_per_hand"]
         w = row["win_rate"]
         wr = f"{w['rate']:.3f} ({w['lo']:.3f} … {w['hi']:.3f})" if w else "—"
-        vr = f"×{row['variance_reduction']:.2f}" if row.get("variance_reduction") else "—"
+        vr = f"×{row['variance_reduction']:.2f}" if row.get("variance_reduction") else "—"  # < 1: raised
         mark = " *" if row["separated"] else ""
         lines.append(f"| `{row['a']}` | `{row['b']}` | {row['deals']} | {p['mean']:+.3f} ({p['lo']:+.3f} … "
                      f"{p['hi']:+.3f}){mark} | {wr} | {vr} |")
@@ -39,11 +83,17 @@ def write_report(cfg, summary: dict, out: Path, hands_per_second: float | None =
         "",
         f"Options `{cfg.options}`; {cfg.deals} deals per pairing; duplicate deals: {cfg.duplicate}; seed {cfg.seed}.",
         "",
-        "## Ranking (Bradley–Terry on all games)",
+        "## Ranking (Bradley–Terry on game results)",
         "",
         ranking_table(summary),
         "",
+        ranking_note(summary),
+        "",
         "![ratings](ratings.png)",
+        "",
+        "## Points per hand against each opponent",
+        "",
+        opponent_table(summary),
         "",
         "## Pairings",
         "",
@@ -54,9 +104,9 @@ def write_report(cfg, summary: dict, out: Path, hands_per_second: float | None =
         "![pairwise](pairwise.png)",
         "",
     ]
-    if vr:
-        text += [f"Duplicate deals cut the variance of the points-per-hand estimate by ×{vr:.2f} against "
-                 "plain deals (same number of games).", ""]
+    sentence = variance_sentence(vr)
+    if sentence:
+        text += [sentence[0].upper() + sentence[1:] + " against plain deals (same number of games).", ""]
     if hands_per_second:
         text += [f"Speed of this run: {hands_per_second:.0f} hands per second.", ""]
     atomic_write_text(out / "report.md", "\n".join(text))

@@ -43,8 +43,9 @@ from truc_env.actions import layout_of
 from truc_env.engine import State
 from truc_env.episode import Dealer, Episode
 from truc_env.errors import TrucError
+from truc_env.observe import SeatObservation
 from truc_env.rules import make_rules
-from truc_env.view import SeatObservation, strength_percentile
+from truc_env.view import strength_percentile
 
 from .info_theory import kl_divergence, mi_report, smooth, total_variation
 from .stats import mean_ci
@@ -169,7 +170,7 @@ class Mirrored:
 
     def _translated(self, observation, mask):
         if not hasattr(observation, "apply"):
-            raise TrucError("mirror:<spec> needs a truc_env.view.SeatObservation")
+            raise TrucError("mirror:<spec> needs a truc_env.observe.SeatObservation")
         state, seat = observation.apply(lambda st, seat: (st, seat))
         s = state.clone()
         for entry in s.signals:
@@ -588,6 +589,3 @@ def _save(fig, path: str) -> str:
     fig.savefig(tmp, dpi=100)
     os.replace(tmp, path)
     return path
-
-
-# ---------------------------------------------------------------------------------------------- command line

@@ -5,10 +5,9 @@ caller: signals_runs uses the analysis, the analysis knows nothing of experiment
 
 from __future__ import annotations
 
-import json
-
 from truc_env.errors import TrucError
 
+from .config import parse_options
 from .signals import analyze, summary_text
 from .signals_runs import run_experiment
 
@@ -29,6 +28,8 @@ def add_arguments(p) -> None:
     p.add_argument("--out", default=None, help="folder for summary.json, report.md and the PNGs")
     p.add_argument("--config", default=None,
                    help="an experiment file (configs/signals_experiments.yaml): train its PPO runs, then analyse them")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_pairs",
+                   help="with --config: override an experiment setting (VALUE is YAML: --set analysis.deals=50)")
     p.add_argument("--steps", type=int, default=None, help="with --config: learner steps per run instead of the config's")
     p.add_argument("--no-train", action="store_true", help="with --config: analyse only the runs already trained")
 
@@ -37,11 +38,11 @@ def run_cli(args) -> None:
     """``truc analyze signals``."""
     if args.config:
         run_experiment(args.config, steps=args.steps, train=not args.no_train,
-                       deals=args.deals)
+                       deals=args.deals, overrides=args.set_pairs)
         return
     if not args.variant or not args.team:
         raise TrucError("truc analyze signals needs --variant and at least one --team (or --config)")
-    options = json.loads(args.options) if args.options else {}
+    options = parse_options(args.options)
     if any("ppo:" in t for t in args.team + [args.against]):
         import torch  # small networks, one decision at a time: extra threads only contend
 

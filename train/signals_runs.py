@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 
-import yaml
-
-from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
+from . import config
 from .signals import analyze, play_hands, summary_text
 from .stats import mean_ci
 
@@ -40,31 +38,63 @@ class Run:
         return os.path.join(self.out_dir, self.name, "checkpoint.pt")
 
 
-def load_experiment(path: str) -> dict:
+@dataclass
+class ExperimentRun:
+    """One entry of ``runs``: a base PPO config trained at the experiment's (or its own) seeds."""
+
+    KIND = "signals run"
+    config: str = ""
+    seeds: list | None = None
+    channel: bool = True
+
+
+@dataclass
+class ExperimentAnalysis:
+    """The ``analysis`` block: the opponents, deals and intercept sweep of the measurements."""
+
+    KIND = "signals analysis"
+    against: str = "heuristic:honest"
+    deals: int = 300
+    sweep: list = field(default_factory=lambda: [0.0, 0.25, 0.5, 0.75, 1.0])
+    out: str = "runs/signals/analysis"
+
+
+@dataclass
+class Experiment:
+    """A partner-signalling experiment file."""
+
+    KIND = "signals experiment"
+    workers: int = 2
+    seeds: list = field(default_factory=lambda: [1, 2, 3])
+    runs: list = field(default_factory=list)
+    analysis: dict = field(default_factory=dict)
+
+
+ExperimentRun.SCHEMA = {"config": config.STR, "seeds": config.Setting("list", items=config.SEED, none=True),
+                        "channel": config.BOOL}
+ExperimentAnalysis.SCHEMA = {"against": config.STR, "deals": config.Int(1, 10**7),
+                             "sweep": config.List(config.Float(0.0, 1.0)), "out": config.STR}
+Experiment.SCHEMA = {"workers": config.WORKERS, "seeds": config.List(config.SEED, min_len=1, unique=True),
+                     "runs": config.List(config.DICT), "analysis": config.DICT}
+
+
+def load_experiment(path: str, overrides=()) -> dict:
     """The experiment file as a dict, checked; ``runs`` expanded into one :class:`Run` per seed."""
-    try:
-        with open(path) as f:
-            exp = yaml.safe_load(f) or {}
-    except OSError as e:
-        raise TrucError(f"cannot read experiment {path}: {e.strerror}") from None
-    known = {"workers", "seeds", "runs", "analysis"}
-    if not isinstance(exp, dict) or set(exp) - known:
-        raise TrucError(f"{path}: an experiment is a mapping of {sorted(known)}")
-    seeds = exp.get("seeds", [1, 2, 3])
+    from train.ppo import PPOConfig
+
+    exp = config.load(Experiment, path, overrides, what="experiment")
+    seeds = exp.seeds
     runs = []
-    for entry in exp.get("runs", []):
-        if not isinstance(entry, dict) or "config" not in entry:
-            raise TrucError(f"{path}: each run needs a 'config' (a PPO config file); got {entry!r}")
-        with open(entry["config"]) as f:
-            base = yaml.safe_load(f)
-        for seed in entry.get("seeds", seeds):
-            runs.append(Run(entry["config"], int(seed), f"{base['name']}_s{seed}", base.get("out_dir", "runs"),
-                            base["variant"], base.get("options") or {}, bool(entry.get("channel", True))))
+    for i, raw in enumerate(exp.runs):
+        entry = config.build(ExperimentRun, raw, f"{path}: runs[{i}]")
+        base = config.load(PPOConfig, entry.config, what="PPO config")
+        for seed in entry.seeds or seeds:
+            runs.append(Run(entry.config, seed, f"{base.name}_s{seed}", base.out_dir, base.variant, base.options,
+                            entry.channel))
+    analysis = config.build(ExperimentAnalysis, exp.analysis, f"{path}: analysis")
     # seed-major order: an experiment cut short still has every config at the first seeds
-    exp["runs"] = sorted(runs, key=lambda r: (seeds.index(r.seed) if r.seed in seeds else len(seeds), runs.index(r)))
-    exp.setdefault("workers", 2)
-    exp.setdefault("analysis", {})
-    return exp
+    runs = sorted(runs, key=lambda r: (seeds.index(r.seed) if r.seed in seeds else len(seeds), runs.index(r)))
+    return {"workers": exp.workers, "seeds": seeds, "runs": runs, "analysis": asdict(analysis)}
 
 
 def _train_one(run: Run, steps: int | None, time_limit: float | None) -> str:
@@ -86,7 +116,7 @@ def train_runs(exp: dict, steps: int | None = None, time_limit: float | None = N
                only: list[str] | None = None) -> list[Run]:
     """Train every run of the experiment that has no ``policy.pt`` yet; returns the runs with one."""
     todo = [r for r in exp["runs"] if not os.path.exists(r.policy) and (not only or r.name in only)]
-    n = int(workers or exp.get("workers", 2))
+    n = config.worker_count(int(workers or exp.get("workers", 2)))
     if todo:
         print(f"training {len(todo)} run(s), {n} at a time: {', '.join(r.name for r in todo)}", flush=True)
         with ProcessPoolExecutor(max_workers=n) as pool:
@@ -101,7 +131,7 @@ def train_runs(exp: dict, steps: int | None = None, time_limit: float | None = N
 
 
 def run_experiment(path: str, steps: int | None = None, train: bool = True, deals: int | None = None,
-                   img_dir: str = "docs/img", log=print) -> dict:
+                   img_dir: str = "docs/img", log=print, overrides=()) -> dict:
     """Train the experiment's runs (unless ``train=False``), then analyse them.
 
     Per base config with the channel: every metric of :func:`train.signals.analyze` for each seed's
@@ -111,7 +141,7 @@ def run_experiment(path: str, steps: int | None = None, train: bool = True, deal
     """
     import json
 
-    exp = load_experiment(path)
+    exp = load_experiment(path, overrides)
     if train:
         train_runs(exp, steps)
     ana = exp["analysis"]
@@ -125,11 +155,11 @@ def run_experiment(path: str, steps: int | None = None, train: bool = True, deal
             groups.setdefault(r.config, []).append(r)
     results = {"experiment": path, "against": against, "deals": deals, "configs": {}}
     jobs = [(config, runs, against, deals, sweep, out_root, img_dir) for config, runs in groups.items()]
-    with ProcessPoolExecutor(max_workers=int(exp.get("workers", 2))) as pool:
+    with ProcessPoolExecutor(max_workers=config.worker_count(int(exp.get("workers", 2)))) as pool:
         for (base, entry, text) in pool.map(_analyse_config, jobs):
             log(text)
             results["configs"][base] = entry
-    os.makedirs(out_root, exist_ok=True)
+    config.output_folder(out_root, "analysis.out")
     with open(os.path.join(out_root, "experiment.json.tmp"), "w") as f:
         json.dump(results, f, indent=1, default=float)
     os.replace(os.path.join(out_root, "experiment.json.tmp"), os.path.join(out_root, "experiment.json"))
@@ -140,6 +170,7 @@ def _analyse_config(job) -> tuple[str, dict, str]:
     """One base config's analysis (a worker process): its name, its entry, and the text to print."""
     config, runs, against, deals, sweep, out_root, img_dir = job
     import torch
+
 
     torch.set_num_threads(1)
     base = os.path.splitext(os.path.basename(config))[0].removeprefix("signals_ppo_")

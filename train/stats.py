@@ -1,9 +1,11 @@
 """Tournament statistics: confidence intervals, duplicate-deal variance reduction, Bradley–Terry ratings.
 
-Ratings are a Bradley–Terry model fitted by maximum likelihood on every game (a draw counts half a
-win to each), with a weak Gaussian prior so that a clean sweep still has a finite rating. A team's
-strength is the mean of its members' ratings, so mixed teams (``A+B``) rate the individual agents —
-the team-game extension of Elo. Uncertainty comes from the inverse Hessian at the optimum; two
+Ratings are a Bradley–Terry model fitted by maximum likelihood on every game's result (a win, a
+loss, a draw counting half), with a weak Gaussian prior so that a clean sweep still has a finite
+rating. The rated players are the entrants as entered: a mixed team (``A+B``) is one entrant with
+its own rating, as it played. Game results, not points, decide the ranking, so it can disagree with
+the points per hand (an entrant that wins many close games and loses a few heavily); the summary
+says where it does. Uncertainty comes from the inverse Hessian at the optimum; two
 neighbours in the ranking are *separated* when the 95% interval of their difference excludes zero.
 """
 
@@ -12,6 +14,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from truc_env.rules import make_rules
+
+from .match import pairings, seatings
 
 ELO = 400.0 / math.log(10.0)
 Z95 = 1.959963984540054
@@ -96,29 +102,17 @@ def bradley_terry(n_players: int, games: list[tuple[dict, dict, float]], prior_s
 
 
 def summarize(cfg, results: list[dict]) -> dict:
-    """The tournament summary: pairings, variance reduction, ratings and the ranking."""
-    from truc_env.rules import make_rules
-
-    from .arena import pairings, seatings, team_members
-
+    """The tournament summary: pairings, variance reduction, ratings and the ranking of the entrants."""
     rules = make_rules(cfg.variant, **cfg.options)
-    pairs = pairings(cfg)
+    pairs = pairings(cfg.format, cfg.agents, cfg.hero)
     by_pair: dict[int, list[dict]] = {}
     for r in results:
         by_pair.setdefault(r["pairing"], []).append(r)
-    members = sorted({m for e in cfg.agents for m in team_members(e, rules)}, key=lambda m: [
-        m for e in cfg.agents for m in team_members(e, rules)].index(m))
-    index = {m: i for i, m in enumerate(members)}
-
-    def team(entrant):
-        ms = team_members(entrant, rules)
-        w: dict[int, float] = {}
-        for m in ms:
-            w[index[m]] = w.get(index[m], 0.0) + 1.0 / len(ms)
-        return w
+    entrants = list(cfg.agents)
+    index = {e: i for i, e in enumerate(entrants)}
 
     pair_rows, bt_games = [], []
-    per_entrant: dict[str, list[float]] = {e: [] for e in cfg.agents}
+    per_entrant: dict[str, list[float]] = {e: [] for e in entrants}
     k = seatings(rules) if cfg.duplicate else 1
     total_plain, total_dup = [], []
     for p, (a, b) in enumerate(pairs):
@@ -143,9 +137,11 @@ def summarize(cfg, results: list[dict]) -> dict:
             for g in u["games"]:
                 score = g["a_won"] if g["a_won"] is not None else (
                     1.0 if g["a_points"] > 0 else 0.0 if g["a_points"] < 0 else 0.5)
-                bt_games.append((team(a), team(b), float(score)))
-    ratings, cov = bradley_terry(len(members), bt_games)
-    order = sorted(range(len(members)), key=lambda i: -ratings[i])
+                bt_games.append((index[a], index[b], float(score)))
+    ratings, cov = bradley_terry(len(entrants), [({i: 1.0}, {j: 1.0}, y) for i, j, y in bt_games])
+    order = sorted(range(len(entrants)), key=lambda i: -ratings[i])
+    points = {e: float(np.mean(per_entrant[e])) if per_entrant[e] else float("nan") for e in entrants}
+    by_points = sorted(entrants, key=lambda e: -points[e] if math.isfinite(points[e]) else math.inf)
     ranking = []
     for pos, i in enumerate(order):
         se = math.sqrt(max(cov[i, i], 0.0))
@@ -155,14 +151,14 @@ def summarize(cfg, results: list[dict]) -> dict:
             d = ratings[i] - ratings[j]
             sd = math.sqrt(max(cov[i, i] + cov[j, j] - 2 * cov[i, j], 0.0))
             sep = bool(d - Z95 * sd > 0)
-        m = members[i]
-        own = [x for e in cfg.agents if m in team_members(e, rules) for x in per_entrant[e]]
+        e = entrants[i]
+        won = [y if a == i else 1.0 - y for a, b, y in bt_games if i in (a, b)]
         ranking.append({
-            "rank": pos + 1, "entrant": m, "elo": float(ratings[i] * ELO),
+            "rank": pos + 1, "entrant": e, "elo": float(ratings[i] * ELO),
             "elo_lo": float((ratings[i] - Z95 * se) * ELO), "elo_hi": float((ratings[i] + Z95 * se) * ELO),
-            "points_per_hand": float(np.mean(own)) if own else float("nan"),
-            "games": sum(1 for ta, tb, _ in bt_games if i in ta or i in tb),
-            "separated_from_next": sep,
+            "points_per_hand": points[e], "points_rank": by_points.index(e) + 1,
+            "score_rate": float(np.mean(won)) if won else float("nan"),
+            "games": len(won), "separated_from_next": sep,
         })
     vr = None
     if total_plain:
@@ -171,8 +167,8 @@ def summarize(cfg, results: list[dict]) -> dict:
         "variant": cfg.variant, "options": cfg.options, "format": cfg.format, "episode": cfg.episode,
         "deals": cfg.deals, "duplicate": cfg.duplicate, "seed": cfg.seed,
         "pairings": pair_rows, "ranking": ranking, "variance_reduction": vr,
-        "pairwise": {"entrants": cfg.agents,
-                     "points_per_hand": _pairwise(cfg.agents, pair_rows)},
+        "rank_disagreements": [r["entrant"] for r in ranking if r["rank"] != r["points_rank"]],
+        "pairwise": {"entrants": entrants, "points_per_hand": _pairwise(entrants, pair_rows)},
     }
 
 

@@ -1,6 +1,7 @@
 """Atomic artifact writes: a temporary file beside the target, renamed over it once complete.
 
 A reader (or a resumed run) sees either the old file or the whole new one, never a torn write.
+Also :func:`read_text`, the one reader of the text files a user hands in (configs, records).
 """
 
 from __future__ import annotations
@@ -35,3 +36,19 @@ def atomic_open(path, mode: str = "w", **kwargs):
 def atomic_write_text(path, text: str) -> None:
     with atomic_open(path) as f:
         f.write(text)
+
+
+def read_text(path, what: str, error=None) -> str:
+    """A user's text file as a str; a missing, unreadable or binary (non-UTF-8) file raises ``error``."""
+    from .errors import TrucError
+
+    error = error or TrucError
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise error(f"cannot read {what} {path}: {e.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise error(f"{what} {path} is not a text file (not UTF-8)") from None

@@ -5,9 +5,8 @@ up and the others' face down unless the viewer sees them (docs/rules.md §4, mã
 played in each trick of the hand with its winner, the stake, the calls made so far, the signals the
 viewer saw, the score. Drawn on matplotlib's Agg canvas, so it works without a display.
 
-The tricks of the hand are not kept by the engine once a trick is gathered, so they are recovered by
-replaying the state's public history on a fresh state: the engine stays the only judge of who won
-a trick.
+The tricks come from the facts the engine keeps per hand (``State.hand_facts``); what the viewer may
+see is decided by :mod:`truc_env.view`.
 """
 
 from __future__ import annotations
@@ -19,7 +18,8 @@ import numpy as np
 
 from .engine import CHANCE, FIRST_DEALER, TERMINAL, State
 from .errors import TrucError
-from .view import signal_seen, visible_hand
+from .render import render
+from .view import sees_signal, visible_hand
 
 FRENCH_SUITS = {"c": "\u2663", "d": "\u2666", "h": "\u2665", "s": "\u2660"}
 FRENCH_COLOURS = {"c": "#111111", "s": "#111111", "d": "#c0392b", "h": "#c0392b"}
@@ -55,73 +55,32 @@ def _fresh(state: State) -> State:
     return State(state.rules, episode=state.episode, dealer=dealer, score=list(state.start_score))
 
 
-class HandTricks:
-    """Follows a replay and keeps, per hand, its tricks as ``[(plays, winner)]`` (winner -1: tied,
-    None: the trick is still open). ``plays`` are ``(seat, card)`` in order."""
-
-    def __init__(self):
-        self.hands: list[list[tuple[list, int | None]]] = []
-
-    def step(self, s: State, actor: int, action: int) -> None:
-        """Apply ``action`` to ``s`` and record the card it put on the table, if any."""
-        L = s.L
-        card = None
-        if actor >= 0:
-            if 0 <= action - L.play < len(L.deck):
-                card = L.deck[action - L.play]
-            elif L.slot >= 0 and 0 <= action - L.slot < s.rules.hand_size:
-                card = s.hands[actor][action - L.slot]
-        hand = len(s.hand_log) - 1
-        open_trick = list(s.trick)
-        done_before = s.hands_completed
-        probe = None
-        if card is not None:
-            # the play may end the hand, after which a game state forgets the trick's winner:
-            # a one-hand copy keeps it
-            probe = s.clone()
-            probe.episode = "hand"
-            probe.apply_action(action)
-        s.apply_action(action)
-        while len(self.hands) < len(s.hand_log):
-            self.hands.append([])
-        if hand < 0:
-            return
-        tricks = self.hands[hand]
-        ended = s.hands_completed != done_before
-        if ended and probe is None:
-            return  # a fold or a refusal: the open trick stays as it was
-        closed = sum(w is not None for _, w in tricks)
-        if tricks and tricks[-1][1] is None:
-            tricks.pop()
-        judge = probe if probe is not None else s
-        if len(judge.trick_winners) > closed:
-            if probe is None:  # put_n: the last resignation completed the trick; its cards were withdrawn
-                plays = [(t, c) for t, c in open_trick if t in s.active]
-            elif probe.phase == "terminal" and probe.trick:  # the closing play ended the hand
-                plays = list(probe.trick)
-            else:  # the trick was gathered: the open trick plus this card
-                plays = open_trick + [(actor, card)]
-            tricks.append((plays, judge.trick_winners[-1]))
-        elif not ended and s.trick:
-            tricks.append((list(s.trick), None))
-
-
 def replay_history(state: State):
-    """Replay the history of ``state`` on a fresh state, yielding ``(state, actor, tricks)`` after each
-    entry (``tricks``: a :class:`HandTricks`). The yielded state is the same object, updated in place."""
+    """Replay the history of ``state`` on a fresh state, yielding ``(state, actor)`` after each entry.
+    The yielded state is the same object, updated in place."""
     s = _fresh(state)
-    tracker = HandTricks()
     for actor, action, _ in state.history:
-        tracker.step(s, actor, action)
-        yield s, actor, tracker
+        s.apply_action(action)
+        yield s, actor
 
 
 def hand_tricks(state: State) -> list[list[tuple[list, int | None]]]:
-    """The tricks of every hand of ``state``, as :class:`HandTricks` keeps them."""
-    hands: list = []
-    for _, _, tracker in replay_history(state):
-        hands = tracker.hands
-    return hands
+    """The tricks of every hand of ``state`` as ``[(plays, winner)]`` per hand: ``plays`` are the
+    ``(seat, card)`` on the table in order (without the cards a resignation took back), ``winner``
+    the seat that won the trick, -1 when tied, None while it is open (or when the hand ended in it)."""
+    out = []
+    for h in range(len(state.hand_log)):
+        facts = state.hand_facts(h)
+        winners, withdrawn = facts["trick_winners"], facts["withdrawn"]
+        tricks: list[tuple[list, int | None]] = []
+        for k in range(len(winners) + 1):
+            plays = [(s, c) for t, s, c in facts["played"] if t == k and (t, s, c) not in withdrawn]
+            if k < len(winners):
+                tricks.append((plays, winners[k]))
+            elif plays:
+                tricks.append((plays, None))
+        out.append(tricks)
+    return out
 
 
 # ---------------------------------------------------------------------------- the picture
@@ -276,7 +235,7 @@ def draw_table(state: State, viewer: int | None = None, dpi: int = 100) -> np.nd
         lines.extend((f"  {c}", "normal") for c in calls[-8:])
     sig = []
     for entry in state.signals:
-        seen = True if viewer is None else signal_seen(state, viewer, entry)
+        seen = True if viewer is None else sees_signal(state, viewer, entry)
         if seen is not None:
             token = state.L.signal_tokens[entry[1]] if seen else "unseen"
             sig.append(f"  seat {entry[0]} (trick {entry[2] + 1}): {token}")
@@ -342,8 +301,6 @@ class TableWindow:
             except Exception as e:  # no usable GUI backend after all: keep the game going as text
                 self.windowed = False
                 print(f"(no window: {e}; rendering as text)", file=sys.stderr)
-        from .render import render
-
         print(render(state, viewer))
 
     def _show_window(self, picture: np.ndarray, fps: float) -> None:
@@ -375,7 +332,7 @@ def record_frames(state: State, viewer: int | None = None, dpi: int = 80):
     """Pictures of a replayed game, one per decision (chance outcomes fold into the next picture),
     starting with the table after the first deal."""
     shown_deal = False
-    for s, actor, _ in replay_history(state):
+    for s, actor in replay_history(state):
         if actor == CHANCE:
             if s.is_chance_node() or shown_deal:
                 continue

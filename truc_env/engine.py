@@ -75,8 +75,10 @@ class State:
         "hand_points", "last_hand_points", "hands_completed", "history", "hand_log",
         # deal
         "hands", "dealt_hands", "dealt", "drawn", "deal_seq", "vira", "strength", "redeal_used", "old_hands",
+        "deal_order",
         # tricks
         "active", "leader", "turn", "trick", "trick_no", "trick_winners", "trick_leaders", "play_started",
+        "played", "withdrawn",
         # stakes and calls
         "level", "raises", "last_raiser_side", "all_in_called", "all_in_accepted", "special",
         "eleven_seat", "call_kind", "call_caller", "call_queue", "call_level", "resigned",
@@ -97,8 +99,10 @@ class State:
         n_sides = rules.n_sides
         if score is None:
             score = [0] * n_sides
+        if not isinstance(score, (list, tuple)):  # a scalar, a string or a mapping is no score
+            raise TrucError(f"score must be {n_sides} non-negative integers (one per side), got {score!r:.60}")
         score = list(score)
-        if len(score) != n_sides or any((not isinstance(s, int)) or s < 0 for s in score):
+        if len(score) != n_sides or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in score):
             raise TrucError(f"score must be {n_sides} non-negative integers (one per side), got {score!r}")
         if any(s >= rules.target for s in score):
             raise TrucError(f"score {score} already reaches the target {rules.target}")
@@ -209,7 +213,8 @@ class State:
         side_ret = zero_sum(gained)
         return [side_ret[self.rules.side(s)] for s in range(self.n)]
 
-    _COPY_LISTS = ("score", "hand_points", "last_hand_points", "history", "dealt", "deal_seq", "trick",
+    _COPY_LISTS = ("score", "hand_points", "last_hand_points", "history", "dealt", "deal_seq", "deal_order", "trick",
+                   "played",
                    "trick_winners", "trick_leaders", "call_queue", "resigned", "env_calls", "env_queue",
                    "flor_seats", "signal_queue", "intercept_queue", "pass_queue", "given", "discards")
 
@@ -226,6 +231,22 @@ class State:
         new.drawn = set(self.drawn)
         new.hand_log = [dict(h) for h in self.hand_log]
         return new
+
+    def hand_facts(self, hand: int = -1) -> dict:
+        """What happened at the table in one hand (index into ``hand_log``; -1: the last begun).
+
+        ``deal_order``: the seat each card of ``dealt`` went to, in draw order (-1: the vira);
+        ``played``: ``(trick, seat, card)`` of every card put on the table, in order (a card withdrawn
+        by a resignation stays: every seat saw it played); ``trick_winners``: the seat that won each
+        finished trick (-1: tied); ``withdrawn``: the plays taken back by put_n resignations.
+        """
+        if hand < 0:
+            hand += len(self.hand_log)
+        if hand == len(self.hand_log) - 1 or hand < 0:
+            facts = (self.deal_order, self.played, self.trick_winners, self.withdrawn)
+        else:
+            facts = self.hand_log[hand]["facts"]
+        return dict(zip(("deal_order", "played", "trick_winners", "withdrawn"), facts))
 
     def action_to_string(self, action: int) -> str:
         return self.L.to_string(action)
@@ -276,6 +297,7 @@ class State:
         self.strength = r.base_strength
         self.redeal_used = False
         self.old_hands = []
+        self.deal_order = []
         self.active = tuple(range(n))
         self.leader = 0
         self.turn = 0
@@ -283,6 +305,8 @@ class State:
         self.trick_no = 0
         self.trick_winners = []
         self.trick_leaders = []
+        self.played = []
+        self.withdrawn = ()
         self.play_started = False
         self.level = 0
         self.raises = 0
@@ -335,6 +359,7 @@ class State:
             self.dealt.append(outcome)
             self.history.append((CHANCE, outcome, DEAL_DRAW))
             target = self.deal_seq.pop()
+            self.deal_order.append(target)
             if target >= 0:
                 self.hands[target].append(outcome)
             else:
@@ -704,6 +729,8 @@ class State:
             self._score(caller, self.rules.ladder[0])
             self._end_hand()
             return
+        # the resigned seats take their cards of this trick back (when the hand goes on)
+        self.withdrawn = tuple(p for p in self.played if p[0] == self.trick_no and p[1] in out)
         self.all_in_accepted = True
         self.raises += 1
         self.last_raiser_side = caller
@@ -713,6 +740,7 @@ class State:
     def _play(self, seat: int, card: int) -> None:
         self._remove(seat, card)
         self.trick.append((seat, card))
+        self.played.append((self.trick_no, seat, card))
         self.instruction = -1
         strength, side = self.strength, self.rules.side
         best = max(strength[c] for _, c in self.trick)
@@ -889,6 +917,8 @@ class State:
         log = self.hand_log[-1]
         log["hand_points"] = list(self.hand_points)
         log["end"] = len(self.history)
+        # the hand's facts outlive its fields, which the next deal resets
+        log["facts"] = (tuple(self.deal_order), tuple(self.played), tuple(self.trick_winners), self.withdrawn)
         self.call_kind = ""
         self.call_queue = []
         self.env_queue = []

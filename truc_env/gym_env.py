@@ -15,7 +15,7 @@
   ``None`` (uniformly random legal play, seeded by ``reset(seed=...)``), an agent spec string
   (``"random"``, ``"heuristic:honest"``, ``"cfr:PATH"``, ``"ppo:PATH"``: built by ``agent_factory``,
   by default :func:`agents.make_agent`), an agent object with ``act(observation, legal_mask) -> int``
-  (the project's agents; it is given a :class:`truc_env.view.SeatObservation`, as in the arena), or
+  (the project's agents; it is given a :class:`truc_env.observe.SeatObservation`, as in the arena), or
   a callable ``f(observation, legal_mask) -> int`` given the flat observation vector of its seat.
   Agents with ``reset(seed)`` are reset at every ``reset``.
 - Reward: the learning seat's reward from :class:`truc_env.pettingzoo_env.raw_env` (``reward``
@@ -37,8 +37,8 @@ import gymnasium
 import numpy as np
 
 from .errors import TrucError
+from .observe import SeatObservation
 from .pettingzoo_env import raw_env
-from .view import SeatObservation
 
 AgentFactory = Callable[..., object]  # (spec, rules=..., seed=...) -> agent, as agents.make_agent
 

@@ -21,8 +21,9 @@ import numpy as np
 
 from .actions import layout_of
 from .engine import CHANCE, DEAL_DRAW, FIRST_DEALER, State
+from .render import render
 from .rules import Rules
-from .view import hand_visibility
+from .view import is_signal, seat_view, sees_action, sees_cards, sees_hand, sees_signal, sees_signal_made
 
 DECISIONS = ("turn", "answer", "envido", "signal", "instruct", "eleven", "give", "discard")
 CALL_KINDS = ("raise", "all_in", "redeal")
@@ -71,42 +72,6 @@ DOCS = {
 
 def rel_seat(seat: int, observer: int, n: int) -> int:
     return (seat - observer) % n
-
-
-def own_cards_visible(state: State, seat: int) -> bool:
-    return hand_visibility(state.rules, state.special, state.eleven_seat, seat)[0]
-
-
-def partner_cards_visible(state: State, seat: int) -> bool:
-    return hand_visibility(state.rules, state.special, state.eleven_seat, seat)[1]
-
-
-def hand_plays(state: State) -> list[tuple[int, int, int]]:
-    """(trick, seat, card) of every card played in the current hand, in order.
-
-    Each seat in the hand plays exactly once per trick, so a seat's j-th play is in trick j.
-    A card withdrawn by a resignation (put_n) stays listed: every seat saw it played.
-    """
-    L = state.L
-    play_lo, play_hi = L.play, L.play + len(L.deck)
-    slot_lo = L.slot if L.slot >= 0 else 1 << 30
-    slot_hi = slot_lo + state.rules.hand_size
-    count = [0] * state.rules.players
-    out = []
-    history = state.history
-    for i in range(state.hand_log[-1]["start"], len(history)):
-        actor, a, _ = history[i]
-        if actor < 0:
-            continue
-        if play_lo <= a < play_hi:
-            card = L.deck[a - play_lo]
-        elif slot_lo <= a < slot_hi:
-            card = state.dealt_hands[actor][a - slot_lo]
-        else:
-            continue
-        out.append((count[actor], actor, card))
-        count[actor] += 1
-    return out
 
 
 class Encoder:
@@ -265,9 +230,6 @@ class Encoder:
         present = set(off)
         self._has = {name: name in present for name in DOCS}
         self._eleven_visibility = r.partnership and r.eleven
-        self._hist_ref, self._hist_start, self._hist_pos = None, -1, 0
-        self._hist_count: list[int] = []
-        self._hist_plays: list[tuple[int, int, int]] = []
 
     def _indices(self, state: State, seat: int):
         n, D = self.n, self.D
@@ -285,7 +247,7 @@ class Encoder:
             add(self.o_decision + self._phase_index[phase])
 
         dealt = state.hands[seat]
-        if state.special != "iron" or not self.rules.blind:
+        if sees_hand(state, seat, seat):
             o = self.o_hand
             ones += [o + ci[c] for c in dealt if c >= 0]
         o = self.o_slots
@@ -293,19 +255,19 @@ class Encoder:
         if state.old_hands and has["first_hand"]:
             o = self.o_first_hand
             ones += [o + ci[c] for c in state.old_hands[0][seat]]
-        if self._eleven_visibility and state.eleven_seat >= 0 and partner_cards_visible(state, seat):
+        partner = self.rules.partner(seat)
+        if self._eleven_visibility and state.eleven_seat >= 0 and sees_hand(state, seat, partner):
             o = self.o_partner_hand
-            ones += [o + ci[c] for c in state.hands[self.rules.partner(seat)] if c >= 0]
+            ones += [o + ci[c] for c in state.hands[partner] if c >= 0]
         if self.rules.put_pass:
             if state.given[seat] >= 0:
                 add(self.o_given + ci[state.given[seat]])
             if state.discards[seat] >= 0:
                 add(self.o_discarded + ci[state.discards[seat]])
 
-        # cards played this hand: a seat's j-th play is in trick j
         o = self.o_played
-        for t, s, card_i in self._plays(state):
-            add(o + (t * n + rel[s]) * D + card_i)
+        for t, s, card in state.played:
+            add(o + (t * n + rel[s]) * D + ci[card])
         o = self.o_trick_winner
         t = 0
         for w in state.trick_winners:
@@ -373,50 +335,16 @@ class Encoder:
                 add(self.o_governor + rel[(d + 1) % n])
         if self.signal_slots and state.signals:
             o, w, ntok = self.o_signals, self.signal_width, self.n_tokens
-            bit = 1 << seat
-            for i, (sender, token, trick, seen) in enumerate(state.signals[:self.signal_slots]):
+            for i, entry in enumerate(state.signals[:self.signal_slots]):
+                sender, token, trick, _ = entry
                 b = o + i * w
                 add(b)
                 add(b + 1 + rel[sender])
-                add(b + 1 + n + (token if seen & bit else ntok))
+                add(b + 1 + n + (token if sees_signal(state, seat, entry) else ntok))
                 add(b + 2 + n + ntok + min(trick, self.hs - 1))
         if has["instruction"]:
             add(self.o_instruction + state.instruction + 1)
         return ones, values
-
-    def _plays(self, state: State) -> list[tuple[int, int, int]]:
-        """(trick, seat, deck index) of the cards played this hand, read incrementally.
-
-        The last state's history list is kept (so its identity cannot be reused) with how far it
-        was read; an environment observing one state step after step reads each entry once.
-        """
-        history = state.history
-        start = state.hand_log[-1]["start"]
-        if history is self._hist_ref and start == self._hist_start:
-            pos, count, plays = self._hist_pos, self._hist_count, self._hist_plays
-        else:
-            pos, count, plays = start, [0] * self.n, []
-        end = len(history)
-        if pos < end:
-            play_lo, play_hi, slot_lo, slot_hi = self._play_lo, self._play_hi, self._slot_lo, self._slot_hi
-            ci = self._card_index
-            plays = list(plays)
-            count = list(count)
-            for i in range(pos, end):
-                actor, a, _ = history[i]
-                if actor < 0:
-                    continue
-                if play_lo <= a < play_hi:
-                    card_i = a - play_lo
-                elif slot_lo <= a < slot_hi:
-                    card_i = ci[state.dealt_hands[actor][a - slot_lo]]
-                else:
-                    continue
-                plays.append((count[actor], actor, card_i))
-                count[actor] += 1
-        self._hist_ref, self._hist_start, self._hist_pos = history, start, end
-        self._hist_count, self._hist_plays = count, plays
-        return plays
 
     def _manilha_indices(self, vira: int, strength) -> list[int]:
         hit = self._manilhas.get(vira)
@@ -431,7 +359,8 @@ class Encoder:
         base, w = self.size, self.history_width
         out = []
         k = 0
-        history = state.history
+        history, L = state.history, state.L
+        signals = iter(state.signals)  # the hand's signals, in the order they were made
         for i in range(state.hand_log[-1]["start"], len(history)) if state.hand_log else ():
             actor, a, _ = history[i]
             if actor < 0:
@@ -440,44 +369,10 @@ class Encoder:
                 break
             b = base + k * w
             out.append(b + (actor - seat) % n)
-            if action_visible(state, seat, actor, a, i):
+            if sees_action(state, seat, actor, a, next(signals) if is_signal(L, a) else None):
                 out.append(b + n + a)
             k += 1
         return out
-
-
-def action_visible(state: State, seat: int, actor: int, a: int, index: int) -> bool:
-    """Did ``seat`` see decision ``a`` of ``actor`` (history entry ``index``)?"""
-    L = state.L
-    if actor == seat:
-        return True
-    if L.give >= 0 and L.give <= a < L.give + len(L.deck):
-        return seat == state.rules.partner(actor)  # only the receiver sees the passed card
-    if L.discard >= 0 and L.discard <= a < L.discard + len(L.deck):
-        return False
-    if L.signal >= 0 and L.signal <= a < L.signal + len(L.signal_tokens):
-        return signal_seen(state, seat, actor, index)
-    return True
-
-
-def signal_seen(state: State, seat: int, sender: int, index: int) -> bool:
-    """Whether ``seat`` saw the signal made at history entry ``index``."""
-    r = state.rules
-    if r.side(seat) == r.side(sender):
-        return True
-    q = r.signals.intercept
-    if q >= 1.0:
-        return True
-    if q <= 0.0:
-        return False
-    history = state.history
-    for j in range(index + 1, len(history)):
-        actor, outcome, aux = history[j]
-        if actor != CHANCE:
-            break
-        if aux == seat:
-            return bool(outcome)
-    return False
 
 
 _ENCODERS: dict = {}
@@ -501,68 +396,54 @@ def info_state_string(state: State, seat: int) -> str:
     """Perfect-recall information state of ``seat``: everything it saw, in order, since the start."""
     r, L = state.rules, state.L
     fam = r.family
-    n, hs = r.players, r.hand_size
+    hs = r.hand_size
     parts = [f"p{seat}"]
     announce = _envido_announcements(state) if r.envido else {}
     starts = {log["start"]: h for h, log in enumerate(state.hand_log)}
     history = state.history
-    own_seen, partner_seen = True, False
-    drawn = 0
-    dealer = state.hand_log[0]["dealer"] if state.hand_log else -1
+    special, eleven_seat = "", -1
+    drawn = plays = 0
+    facts = None
     last_token = ""
-    partner = r.partner(seat)
     for i, (actor, a, aux) in enumerate(history):
         h = starts.get(i)
         if h is not None:
             log = state.hand_log[h]
-            dealer = log["dealer"]
-            own_seen, partner_seen = hand_visibility(r, log.get("special", ""), log.get("eleven_seat", -1), seat)
-            drawn = 0
-            parts.append(f"|h{h} d{dealer} s{','.join(map(str, log['score']))}")
+            special, eleven_seat = log.get("special", ""), log.get("eleven_seat", -1)
+            facts = state.hand_facts(h)
+            drawn = plays = 0
+            parts.append(f"|h{h} d{log['dealer']} s{','.join(map(str, log['score']))}")
         if actor == CHANCE:
             if aux == FIRST_DEALER:
                 parts.append(f"dealer {a}")
             elif aux == DEAL_DRAW:
-                block = hs * n
-                first = block + (1 if r.vira else 0)  # the vira follows the first deal only
-                k = drawn if drawn < first else (drawn - first) % block
-                if r.vira and k == block:
+                target = facts["deal_order"][drawn]
+                if target < 0:
                     parts.append("vira " + fam.format(a))
-                else:
-                    target = (dealer + 1 + k) % n
-                    if (target == seat and own_seen) or (target == partner and partner_seen and r.partnership):
-                        parts.append(f"{target}:got {fam.format(a)}")
+                elif sees_cards(r, special, eleven_seat, seat, target):
+                    parts.append(f"{target}:got {fam.format(a)}")
                 drawn += 1
             elif aux == seat:
                 parts.append(f"saw {last_token}" if a else "unseen")
         else:
             text = L.to_string(a)
-            is_signal = L.signal >= 0 and L.signal <= a < L.signal + len(L.signal_tokens)
-            if is_signal:
+            is_play = L.play <= a < L.play + len(L.deck)
+            is_slot = L.slot >= 0 and L.slot <= a < L.slot + hs
+            if is_signal(L, a):
                 last_token = text.split(" ", 1)[1]
-            if is_signal:
                 # an opponent learns a signal only from his own interception event, which follows
-                visible = actor == seat or r.side(actor) == r.side(seat) or r.signals.intercept >= 1.0
+                visible = actor == seat or sees_signal_made(r, seat, actor)
             else:
-                visible = action_visible(state, seat, actor, a, i)
+                visible = sees_action(state, seat, actor, a)
             if not visible:
                 text = text.split(" ")[0] + " ?"
-            elif L.slot >= 0 and L.slot <= a < L.slot + hs:
-                text += "=" + fam.format(_slot_card(state, actor, a - L.slot, i))
+            elif is_slot:
+                text += "=" + fam.format(facts["played"][plays][2])
+            plays += is_play or is_slot
             parts.append(f"{actor}:{text}")
         if i in announce:
             parts.append(announce[i])
     return " ".join(parts)
-
-
-def _slot_card(state: State, seat: int, slot: int, index: int) -> int:
-    """The card in a blind slot played at history entry ``index`` (dealt order of that hand)."""
-    n = state.rules.players
-    hand_start = max(log["start"] for log in state.hand_log if log["start"] <= index)
-    log = next(lg for lg in state.hand_log if lg["start"] == hand_start)
-    draws = [a for actor, a, aux in state.history[hand_start:index] if actor == CHANCE and aux == DEAL_DRAW]
-    k = (seat - log["dealer"] - 1) % n + slot * n
-    return draws[k]
 
 
 def observation_string(state: State, seat: int) -> str:
@@ -578,12 +459,13 @@ def observation_string(state: State, seat: int) -> str:
     actor = state.current_player()
     if actor >= 0:
         parts.append(f"to_act:{actor} {state.phase}")
-    if own_cards_visible(state, seat):
+    if sees_hand(state, seat, seat):
         parts.append(f"hand:{cards(state.held(seat))}")
     else:
         parts.append("hand:blind " + "".join("x" if c >= 0 else "." for c in state.hands[seat]))
-    if partner_cards_visible(state, seat):
-        parts.append(f"partner:{cards(state.held(state.rules.partner(seat)))}")
+    partner = r.partner(seat)
+    if partner != seat and r.partnership and sees_hand(state, seat, partner):
+        parts.append(f"partner:{cards(state.held(partner))}")
     if r.redeal and state.old_hands:
         parts.append(f"first_hand:{cards(state.old_hands[0][seat])}")
     if r.put_pass:
@@ -593,9 +475,8 @@ def observation_string(state: State, seat: int) -> str:
             parts.append(f"discarded:{fam.format(state.discards[seat])}")
     if r.vira and state.vira >= 0:
         parts.append(f"vira:{fam.format(state.vira)}")
-    plays = hand_plays(state)
-    if plays:
-        parts.append("played:" + ",".join(f"{t}/{s}:{fam.format(c)}" for t, s, c in plays))
+    if state.played:
+        parts.append("played:" + ",".join(f"{t}/{s}:{fam.format(c)}" for t, s, c in state.played))
     if state.trick_winners:
         parts.append("won:" + ",".join("tie" if w < 0 else str(w) for w in state.trick_winners))
     parts.append(f"stake:{r.ladder[state.level]} raises:{state.raises} last_raiser:{state.last_raiser_side}")
@@ -609,10 +490,49 @@ def observation_string(state: State, seat: int) -> str:
         parts.append(f"envido_won:{state.env_result[0]}:{state.env_result[1]}")
     if len(state.active) < n:
         parts.append("active:" + ",".join(map(str, state.active)))
-    for sender, token, trick, seen in state.signals:
-        tok = state.L.signal_tokens[token] if seen >> seat & 1 else "unseen"
+    for entry in state.signals:
+        sender, token, trick, _ = entry
+        tok = state.L.signal_tokens[token] if sees_signal(state, seat, entry) else "unseen"
         parts.append(f"signal {sender}@{trick}:{tok}")
     if state.instruction >= 0:
         parts.append("instruct:" + state.L.instruct_tokens[state.instruction])
     parts.append(f"dealer:{state.dealer} score:{','.join(map(str, state.score))}")
     return " ".join(parts)
+
+
+class SeatObservation(dict):
+    """What an agent is given at its decision: a dict whose costly entries are built on first use.
+
+    Keys: ``seat``, ``rules``, ``action_mask``, ``view`` (:func:`seat_view`), ``observation`` (the flat
+    vector of the environments), ``info_state`` (perfect-recall string), ``text`` (the rendered table
+    from the seat's side). Valid only during the decision it was made for.
+    """
+
+    def __init__(self, state: State, seat: int, action_mask=None):
+        super().__init__(seat=seat, rules=state.rules)
+        self._state = state
+        if action_mask is not None:
+            self["action_mask"] = action_mask
+
+    def apply(self, fn):
+        """``fn(state, seat)``: for encoders and wrappers (of truc_env or agents) that compute other
+        views of this seat's information from the state; they must read only what the seat sees."""
+        return fn(self._state, self["seat"])
+
+    def __missing__(self, key):
+        state, seat = self._state, self["seat"]
+        if key == "view":
+            value = seat_view(state, seat)
+        elif key == "observation":
+            value = encoder_of(state.rules).encode(state, seat)
+        elif key == "info_state":
+            value = info_state_string(state, seat)
+        elif key == "text":
+            value = render(state, seat)
+        elif key == "action_mask":
+            value = np.zeros(state.L.size, dtype=np.int8)
+            value[state.legal_actions()] = 1
+        else:
+            raise KeyError(key)
+        self[key] = value
+        return value

@@ -161,10 +161,12 @@ ILLEGAL = ("raise", "penalize")
 
 
 def env(**kwargs) -> AECEnv:
-    """The AEC environment with PettingZoo's standard wrappers (bounds and call-order checks)."""
-    e = raw_env(**kwargs)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    """The AEC environment with PettingZoo's call-order wrapper.
+
+    No AssertOutOfBoundsWrapper: ``step`` itself refuses an action outside the space with an
+    IllegalActionError (an assert would be a bare AssertionError, and gone under ``python -O``).
+    """
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
 
 
 class raw_env(AECEnv):
@@ -243,12 +245,12 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        a = _action_index(action, agent, self.layout.size)
         st = self.state_
         seat = self.agent_name_mapping[agent]
         self._cumulative_rewards[agent] = 0.0
-        for a in self.rewards:
-            self.rewards[a] = 0.0
-        a = int(action)
+        for a_ in self.rewards:
+            self.rewards[a_] = 0.0
         if a not in st.legal_actions():
             if self.illegal == "raise":
                 raise IllegalActionError(
@@ -309,3 +311,15 @@ class raw_env(AECEnv):
             return self.layout.to_string(a)
         except TrucError:
             return f"outside 0..{self.layout.size - 1}"
+
+
+def _action_index(action, agent: str, size: int) -> int:
+    """An action as an int, checked before it indexes anything: int() would play 2 for 2.7 and 1 for "1"."""
+    if isinstance(action, np.ndarray) and action.ndim == 0:
+        action = action[()]
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise IllegalActionError(f"{agent}: an action is an integer index in 0..{size - 1} (a Python or numpy "
+                                 f"integer), got {type(action).__name__} {action!r:.60}")
+    if not 0 <= action < size:
+        raise IllegalActionError(f"{agent}: action {action!r:.60} is outside the action space 0..{size - 1}")
+    return int(action)

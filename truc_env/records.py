@@ -16,11 +16,13 @@ import json
 
 import numpy as np
 
-from .atomic import atomic_write_text
+from .atomic import atomic_write_text, read_text
 from .engine import CHANCE, DEAL_DRAW, FIRST_DEALER, State
 from .errors import IllegalActionError, RecordError, TrucError
-from .rules import make_rules
+from .rules import check_seed, make_rules
 
+MAX_DEPTH = 32  # a record nests 4 levels deep; anything far deeper is not a record
+RESULT_KEYS = ("hand_points", "score", "game_over", "hand_over")
 RECORD_KEYS = {"variant", "options", "dealer", "score", "deal", "seed", "actions", "hands", "result", "version"}
 HAND_KEYS = {"deal", "actions", "seed", "dealer", "score", "result"}
 
@@ -33,10 +35,37 @@ def _rules_of(record: dict):
         raise RecordError(f"unknown record key(s) {sorted(unknown)}; allowed: {sorted(RECORD_KEYS)}")
     if "variant" not in record:
         raise RecordError("a record needs a 'variant'")
+    if not isinstance(record["variant"], str):
+        raise RecordError(f"'variant' must be a string naming the variant, got {_short(record['variant'])}")
+    _check_depth(record)
     options = record.get("options") or {}
     if not isinstance(options, dict):
-        raise RecordError(f"'options' must be an object, got {options!r}")
+        raise RecordError(f"'options' must be an object, got {_short(options)}")
     return make_rules(record["variant"], **options)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_depth(value, depth: int = 0) -> None:
+    """Refuse absurd nesting before anything recurses into it."""
+    if depth > MAX_DEPTH:
+        raise RecordError(f"the record nests deeper than {MAX_DEPTH} levels; a record is at most a few deep")
+    if isinstance(value, dict):
+        for v in value.values():
+            _check_depth(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _check_depth(v, depth + 1)
+
+
+def _seed_of(value, where: str):
+    try:
+        return check_seed(value, where)
+    except TrucError as e:
+        raise RecordError(str(e)) from None
 
 
 def _hand_entries(record: dict) -> list[dict]:
@@ -71,7 +100,7 @@ def _parse_cards(rules, cards, where: str) -> list[int]:
 
 def _draw_order(rules, deal, dealer: int, seed) -> list[int]:
     """The order in which cards leave the deck for this hand (deal, vira, redeals)."""
-    rng = np.random.default_rng(0 if seed is None else seed)
+    rng = np.random.default_rng(0 if seed is None else _seed_of(seed, "'seed'"))
     if deal is None:
         deal = {}
     if not isinstance(deal, dict) or set(deal) - {"hands", "vira", "deck"}:
@@ -132,7 +161,10 @@ class _Dealer:
 
 def _apply_text(state: State, text: str, index: int) -> None:
     if not isinstance(text, str) or not text.strip():
-        raise RecordError(f"action {index} must be a string like '0 play 7c', got {text!r}")
+        raise RecordError(f"action {index} must be a string like '0 play 7c', got {_short(text)}")
+    if any(ch.isdigit() and not ch.isascii() for ch in text):
+        # int() reads "٣" as 3: a record is written with ASCII digits only
+        raise RecordError(f"action {index} {text!r}: seats and numbers are written with the digits 0-9")
     who, _, rest = text.strip().partition(" ")
     if who == "c":
         kind, _, seat = rest.partition(" ")
@@ -145,10 +177,9 @@ def _apply_text(state: State, text: str, index: int) -> None:
                 f"'c seen {expected}' or 'c unseen {expected}'")
         state.apply_action(1 if kind == "seen" else 0)
         return
-    try:
-        seat = int(who)
-    except ValueError:
-        raise RecordError(f"action {index} {text!r} must start with a seat number or 'c'") from None
+    if not (who.isascii() and who.isdigit()):
+        raise RecordError(f"action {index} {text!r} must start with a seat number (0-9) or 'c'")
+    seat = int(who)
     actor = state.current_player()
     if state.is_terminal():
         raise IllegalActionError(f"action {index} {text!r}: the game is over, no action is legal")
@@ -172,9 +203,12 @@ def replay_state(record: dict) -> State:
     """Replay a record and return the state after its last action."""
     rules = _rules_of(record)
     dealer = record.get("dealer", 0)
-    if not isinstance(dealer, int) or not 0 <= dealer < rules.players:
-        raise RecordError(f"'dealer' must be a seat in 0..{rules.players - 1}, got {dealer!r}")
+    if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < rules.players:
+        raise RecordError(f"'dealer' must be a seat in 0..{rules.players - 1}, got {_short(dealer)}")
     score = record.get("score")
+    if score is not None and (not isinstance(score, list) or any(isinstance(x, bool) for x in score)):
+        raise RecordError(f"'score' must be a list of {rules.n_sides} non-negative integers (one per side), "
+                          f"got {_short(score)}")
     try:
         state = State(rules, episode="game", dealer=dealer, score=score)
     except TrucError as e:
@@ -185,8 +219,12 @@ def replay_state(record: dict) -> State:
             raise RecordError(f"hand {h} starts before hand {h - 1} has ended")
         if state.is_terminal():
             raise RecordError(f"hand {h}: the game was already over")
-        if entry.get("dealer", state.dealer) != state.dealer:
-            raise RecordError(f"hand {h}: dealer {entry['dealer']} but the deal has passed to seat {state.dealer}")
+        if "dealer" in entry and (isinstance(entry["dealer"], bool) or entry["dealer"] != state.dealer):
+            raise RecordError(f"hand {h}: dealer {_short(entry['dealer'])} but the deal has passed to seat "
+                              f"{state.dealer}")
+        if "score" in entry and entry["score"] != list(state.score):
+            raise RecordError(f"hand {h}: score {_short(entry['score'])} but the score is {list(state.score)} "
+                              "when it starts")
         dealer_feed = _Dealer(_draw_order(rules, entry.get("deal"), state.dealer, entry.get("seed", record.get("seed"))))
         dealer_feed.feed(state)
         done = state.hands_completed
@@ -199,7 +237,26 @@ def replay_state(record: dict) -> State:
             _apply_text(state, text, i)
             if state.phase == "deal" and state.hands_completed == done:
                 dealer_feed.feed(state)  # an accepted redeal
+        if "result" in entry:
+            log = state.hand_log[h] if h < len(state.hand_log) else {}
+            over = "hand_points" in log
+            _check_result(entry["result"], {"hand_points": log.get("hand_points", list(state.hand_points)),
+                                            "hand_over": over}, f"hand {h}")
+    if "result" in record:
+        _check_result(record["result"], outcome(state), "the record")
     return state
+
+
+def _check_result(claimed, actual: dict, where: str) -> None:
+    """A written result must be what the replay gives: a record that contradicts itself is refused."""
+    allowed = [k for k in RESULT_KEYS if k in actual]
+    if not isinstance(claimed, dict) or set(claimed) - set(allowed):
+        raise RecordError(f"{where}: 'result' must be an object with keys among {allowed}, got {_short(claimed)}")
+    for key, value in claimed.items():
+        want = actual[key]
+        if isinstance(want, bool) != isinstance(value, bool) or \
+                (list(value) if isinstance(value, list) else value) != (list(want) if isinstance(want, list) else want):
+            raise RecordError(f"{where}: 'result' says {key} {_short(value)} but the replay gives {want!r}")
 
 
 def outcome(state: State) -> dict:
@@ -270,10 +327,12 @@ def save(record: dict, path) -> None:
 
 def load(path) -> dict:
     """Read a record written by :func:`save`; a malformed file raises RecordError."""
+    text = read_text(path, "record", RecordError)
     try:
-        with open(path) as f:
-            return json.load(f)
+        record = json.loads(text)
     except json.JSONDecodeError as e:
         raise RecordError(f"{path}: not a valid JSON record ({e})") from None
-    except OSError as e:
-        raise RecordError(f"{path}: cannot read the record ({e.strerror})") from None
+    except RecursionError:
+        raise RecordError(f"{path}: the JSON nests too deeply to be a record") from None
+    _check_depth(record)
+    return record

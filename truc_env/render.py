@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .engine import CHANCE, TERMINAL, State
-from .view import signal_seen, visible_hand
+from .view import sees_signal, visible_hand
 
 
 def render(state: State, viewer: int | None = None) -> str:
@@ -48,7 +48,7 @@ def render(state: State, viewer: int | None = None) -> str:
     lines.append(f"  on the table: {played or '-'}")
     for entry in state.signals:
         sender, token, trick, _ = entry
-        seen = True if viewer is None else signal_seen(state, viewer, entry)
+        seen = True if viewer is None else sees_signal(state, viewer, entry)
         if seen is not None:
             shown = state.L.signal_tokens[token] if seen else "unseen"
             lines.append(f"  signal from seat {sender} (trick {trick + 1}): {shown}")

@@ -7,6 +7,7 @@ unknown variants, options and values raise :class:`RulesError` listing what is a
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -215,7 +216,22 @@ def _manilha_strength(rules: Rules, vira: int) -> tuple:
     return hit
 
 
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(seed, what: str = "seed") -> int:
+    """A seed as numpy takes it: an integer in 0..2**63-1 (not a bool, a float or a negative number)."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed <= MAX_SEED:
+        text = repr(seed) if len(repr(seed)) <= 60 else repr(seed)[:57] + "..."
+        raise RulesError(f"{what}={text} is invalid; a seed is an integer in 0..{MAX_SEED}")
+    return int(seed)
+
+
 def option_specs(variant: str) -> dict[str, OptionSpec]:
+    """The options of a variant (its own and the common ones), with defaults and allowed values."""
+    if not isinstance(variant, str):
+        raise RulesError(f"the variant must be a string, got {type(variant).__name__} {variant!r:.60}; "
+                         f"known variants: {', '.join(VARIANTS)}")
     if variant not in VARIANTS:
         raise RulesError(f"unknown variant {variant!r}; known variants: {', '.join(VARIANTS)}")
     return {**VARIANTS[variant].options, **COMMON}

@@ -1,9 +1,12 @@
 """What one seat may see: the single place that decides visibility.
 
-``visible_hand`` says whose cards a seat sees (its own, unless the hand is played blind; its
-partner's in a mão de onze). ``seat_view`` gathers everything the seat knows into a plain dict with
-seats relative to the viewer (0 = itself, 1 = next in play order, ...): what heuristic agents read,
-and what the observation encoders and the renderer are built from.
+The engine keeps the facts (the cards dealt and played, who saw each signal); this module says which
+of them a seat is shown, and every encoder, string, picture and adapter asks it. ``sees_hand`` /
+``visible_hand``: whose cards a seat sees (its own, unless the hand is played blind; its partner's in
+a mão de onze). ``sees_action``: which decisions of the others it sees (not the put_4p passes meant
+for someone else, not the signals it did not see). ``sees_signal``: a signal's token or only that
+one was made. ``seat_view`` gathers everything the seat knows into a plain dict with seats relative
+to the viewer (0 = itself, 1 = next in play order, ...), what heuristic agents read.
 """
 
 from __future__ import annotations
@@ -23,12 +26,17 @@ def hand_visibility(rules, special: str, eleven_seat: int, viewer: int) -> tuple
     return own, partner
 
 
-def sees_hand(state: State, viewer: int, seat: int) -> bool:
-    """Does ``viewer`` see the unplayed cards of ``seat``?"""
-    own, partner = hand_visibility(state.rules, state.special, state.eleven_seat, viewer)
+def sees_cards(rules, special: str, eleven_seat: int, viewer: int, seat: int) -> bool:
+    """Does ``viewer`` see the cards dealt to ``seat`` in a hand with this special status?"""
+    own, partner = hand_visibility(rules, special, eleven_seat, viewer)
     if seat == viewer:
         return own
-    return partner and state.rules.side(seat) == state.rules.side(viewer)
+    return partner and rules.side(seat) == rules.side(viewer)
+
+
+def sees_hand(state: State, viewer: int, seat: int) -> bool:
+    """Does ``viewer`` see the unplayed cards of ``seat``?"""
+    return sees_cards(state.rules, state.special, state.eleven_seat, viewer, seat)
 
 
 def visible_hand(state: State, viewer: int | None, seat: int) -> list[int] | None:
@@ -38,12 +46,39 @@ def visible_hand(state: State, viewer: int | None, seat: int) -> list[int] | Non
     return None
 
 
-def signal_seen(state: State, viewer: int, entry) -> bool | None:
-    """True/False: the viewer saw / did not see this signal; None: it is not an opponent's concern."""
+def sees_signal(state: State, viewer: int, entry) -> bool | None:
+    """True/False: the viewer saw / did not see this signal (an entry of ``state.signals``, whose
+    seen-mask the engine keeps); None: it is not an opponent's concern."""
     sender, _, _, seen = entry
     if seen >> viewer & 1:
         return True
     return False if state.rules.side(sender) != state.rules.side(viewer) else None
+
+
+def sees_signal_made(rules, viewer: int, sender: int) -> bool:
+    """Does ``viewer`` see a signal as it is made, before any interception is drawn?"""
+    return rules.side(viewer) == rules.side(sender) or rules.signals.intercept >= 1.0
+
+
+def is_signal(L, action: int) -> bool:
+    """Is ``action`` a signal of the layout ``L``?"""
+    return L.signal >= 0 and L.signal <= action < L.signal + len(L.signal_tokens)
+
+
+def sees_action(state: State, viewer: int, actor: int, action: int, signal=None) -> bool:
+    """Does ``viewer`` see which decision ``actor`` took? Everything is public but put_4p passes
+    (the receiver sees the given card, nobody the discard) and signals (``signal``: the entry of
+    ``state.signals`` that the action made, read by :func:`sees_signal`)."""
+    if actor == viewer:
+        return True
+    L = state.L
+    if L.give >= 0 and L.give <= action < L.give + len(L.deck):
+        return viewer == state.rules.partner(actor)  # only the receiver sees the passed card
+    if L.discard >= 0 and L.discard <= action < L.discard + len(L.deck):
+        return False
+    if is_signal(L, action):
+        return sees_signal(state, viewer, signal) is True
+    return True
 
 
 def strength_percentile(state: State, card: int) -> float:
@@ -66,7 +101,7 @@ def seat_view(state: State, seat: int) -> dict:
     own = hands.get(0, [])
     signals = []
     for entry in state.signals:
-        seen = signal_seen(state, seat, entry)
+        seen = sees_signal(state, seat, entry)
         if seen is not None:
             token = state.L.signal_tokens[entry[1]] if seen else "unseen"
             signals.append({"sender": rel(entry[0]), "token": token, "trick": entry[2]})
@@ -102,49 +137,3 @@ def seat_view(state: State, seat: int) -> dict:
         "target": r.target,
         "active": sorted(rel(s) for s in state.active),
     }
-
-
-class SeatObservation(dict):
-    """What an agent is given at its decision: a dict whose costly entries are built on first use.
-
-    Keys: ``seat``, ``rules``, ``action_mask``, ``view`` (:func:`seat_view`), ``observation`` (the flat
-    vector of the environments), ``info_state`` (perfect-recall string), ``text`` (the rendered table
-    from the seat's side). Valid only during the decision it was made for.
-    """
-
-    def __init__(self, state: State, seat: int, action_mask=None):
-        super().__init__(seat=seat, rules=state.rules)
-        self._state = state
-        if action_mask is not None:
-            self["action_mask"] = action_mask
-
-    def apply(self, fn):
-        """``fn(state, seat)``: for encoders and wrappers (of truc_env or agents) that compute other
-        views of this seat's information from the state; they must read only what the seat sees."""
-        return fn(self._state, self["seat"])
-
-    def __missing__(self, key):
-        state, seat = self._state, self["seat"]
-        if key == "view":
-            value = seat_view(state, seat)
-        elif key == "observation":
-            from .observe import encoder_of
-
-            value = encoder_of(state.rules).encode(state, seat)
-        elif key == "info_state":
-            from .observe import info_state_string
-
-            value = info_state_string(state, seat)
-        elif key == "text":
-            from .render import render
-
-            value = render(state, seat)
-        elif key == "action_mask":
-            import numpy as np
-
-            value = np.zeros(state.L.size, dtype=np.int8)
-            value[state.legal_actions()] = 1
-        else:
-            raise KeyError(key)
-        self[key] = value
-        return value

@@ -39,8 +39,8 @@ from numba import njit
 
 from truc_env.engine import State
 from truc_env.errors import TrucError
+from truc_env.observe import SeatObservation
 from truc_env.rules import Rules, make_rules
-from truc_env.view import SeatObservation
 
 from .solver import PublicTreeSolver
 from .tree import CHILD, NATURE, PLAY, REDEAL, PublicTree, announcement, build_tree, is_reveal, unsupported_reason

@@ -160,21 +160,30 @@ def load_strategy(path: str, rules: Rules | None = None) -> Strategy:
         raise TrucError(f"no strategy file {path!r}") from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
         raise TrucError(f"{path}: not a readable CFR strategy file ({e})") from None
+    except Exception as e:  # zlib.error and the like from a half-written file
+        raise TrucError(f"{path}: not a readable CFR strategy file ({type(e).__name__}: {e})") from None
     try:
         header = json.loads(bytes(data["header"]).decode())
-        if header.get("format") != FORMAT:
+        if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise ValueError("wrong format tag")
+        if not isinstance(header.get("rules_key"), str):
+            raise ValueError("no rules_key in the header")
         parts = {}
         for part in sorted({k.rsplit(".", 1)[0] for k in data if k.endswith(".policy")}):
             parts[part] = StrategyTable({n: data[f"{part}.{n}"] for n in _ARRAYS}, int(data[f"{part}.dealer"]))
         missing = set(header.get("viras", {}).values()) if header.get("viras") else {"main"}
         if not parts or missing - set(parts):
             raise ValueError(f"strategy part(s) {sorted(missing - set(parts)) or ['main']} missing")
-    except (KeyError, ValueError, UnicodeDecodeError) as e:
+    except (KeyError, ValueError, TypeError, AttributeError, UnicodeDecodeError) as e:
         raise TrucError(f"{path}: not a CFR strategy file or corrupt ({e})") from None
     if header.get("format_version") != FORMAT_VERSION:
         raise TrucError(f"{path}: strategy format version {header.get('format_version')} is not supported "
                         f"(this code reads version {FORMAT_VERSION})")
     if rules is not None and rules.key != header["rules_key"]:
         raise TrucError(f"{path}: this strategy was solved for {header['rules_key']} and cannot play {rules.key}")
-    return Strategy(header, parts)
+    try:
+        return Strategy(header, parts)
+    except TrucError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as e:  # a header without its variant, options...
+        raise TrucError(f"{path}: not a CFR strategy file or corrupt (header: {type(e).__name__} {e})") from None

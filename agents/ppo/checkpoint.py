@@ -8,6 +8,8 @@ file in the same folder, flushed to disk, then renamed over the target.
 
 from __future__ import annotations
 
+import json
+
 import torch
 
 from truc_env.atomic import atomic_open
@@ -15,6 +17,10 @@ from truc_env.errors import TrucError
 
 FORMAT = "truc-ppo"
 VERSION = 1
+
+
+# what every reader of a checkpoint uses, and its type
+REQUIRED = {"rules_key": str, "net": dict, "model": dict}
 
 
 class CheckpointError(TrucError):
@@ -39,6 +45,16 @@ def read_checkpoint(path: str, rules=None) -> dict:
         raise CheckpointError(f"{path!r} is not a PPO checkpoint (format {FORMAT!r} expected)")
     if ck.get("version") != VERSION:
         raise CheckpointError(f"{path!r} has checkpoint version {ck.get('version')!r}; this code reads version {VERSION}")
+    missing = [k for k, kind in REQUIRED.items() if not isinstance(ck.get(k), kind)]
+    if missing:
+        raise CheckpointError(f"{path!r} is a damaged PPO checkpoint: {', '.join(missing)} missing or malformed")
+    try:
+        key = json.loads(ck["rules_key"])
+        ok = isinstance(key, dict) and isinstance(key.get("variant"), str) and isinstance(key.get("options"), dict)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise CheckpointError(f"{path!r} is a damaged PPO checkpoint: its rules_key is not a Rules key")
     check_rules(ck, path, rules)
     return ck
 
@@ -46,8 +62,6 @@ def read_checkpoint(path: str, rules=None) -> dict:
 def check_rules(ck: dict, path: str, rules) -> None:
     """Refuse a checkpoint trained for other Rules than ``rules`` (None: no check)."""
     if rules is not None and ck["rules_key"] != rules.key:
-        import json
-
         theirs, ours = json.loads(ck["rules_key"]), json.loads(rules.key)
         diff = {k: (theirs["options"].get(k), ours["options"].get(k))
                 for k in sorted(set(theirs["options"]) | set(ours["options"]))

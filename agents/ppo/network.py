@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from truc_env.observe import encoder_of, hand_plays
+from truc_env.observe import encoder_of
 from truc_env.view import visible_hand
 
 FEATURES = ("observation", "info_state", "observation+strength")
@@ -139,7 +139,7 @@ def strength_features(state, seat: int) -> np.ndarray:
     if own is not None:
         mine = sorted((pct.get(c, 0.0) for c in own if c >= 0), reverse=True)[:hs]
         out[:len(mine)] = mine
-    for trick, s, card in hand_plays(state):
+    for trick, s, card in state.played:
         if trick < hs:
             out[hs + trick * n + (s - seat) % n] = pct.get(card, 0.0)
     best = [0.0, 0.0]
@@ -222,10 +222,10 @@ def encode_state(state, seat: int, features: str) -> np.ndarray:
 
 
 def encode_observation(observation, features: str) -> np.ndarray:
-    """The network input from an agent's observation dict (:class:`truc_env.view.SeatObservation`)."""
+    """The network input from an agent's observation dict (:class:`truc_env.observe.SeatObservation`)."""
     if features == "observation":
         return np.asarray(observation["observation"], dtype=np.float32)
     # other inputs are encoded from the seat's information by truc_env's encoders
     if not hasattr(observation, "apply"):
-        raise ValueError(f"this PPO policy reads {features!r} features: give it a truc_env.view.SeatObservation")
+        raise ValueError(f"this PPO policy reads {features!r} features: give it a truc_env.observe.SeatObservation")
     return observation.apply(lambda state, seat: encode_state(state, seat, features))

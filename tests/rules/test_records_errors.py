@@ -184,3 +184,95 @@ def test_several_hands_last_one_unfinished():
     h1 = {"deal": {"hands": HANDS}, "actions": ["1 raise", "0 refuse"]}
     h2 = {"deal": {"hands": HANDS}, "actions": ["0 play Ac"]}
     assert result({"variant": "le_truc", "hands": [h1, h2]}) == outcome([0, 0], [0, 1], hand_over=False)
+
+
+# ---------------------------------------------------------------------- strict types and files (issue 13)
+PLAYS = ["1 play Qc", "0 play Ac", "0 play Kd", "1 play Jd"]
+
+
+@pytest.mark.parametrize("action", ["\u0661 play Qc", "1 play Q\u0663", "\uff11 play Qc"])
+def test_seats_and_numbers_are_ascii(action):
+    with pytest.raises(RecordError):
+        replay(rec("le_truc", HANDS, [action]))
+
+
+@pytest.mark.parametrize("field, value", [
+    ("dealer", True), ("dealer", 0.0), ("dealer", "0"), ("score", 5), ("score", "00"), ("score", [True, 0]),
+    ("score", {"a": 0}), ("seed", -1), ("seed", 1.5), ("seed", True), ("seed", "1"), ("variant", ["le_truc"]),
+    ("variant", 5), ("options", [1]), ("actions", "1 play Qc"), ("hands", 3),
+])
+def test_wrong_types_are_refused(field, value):
+    record = {"variant": "le_truc", "actions": []} if field in ("seed", "hands") else rec("le_truc", HANDS, [])
+    record[field] = value
+    if field == "hands":
+        record.pop("actions")
+    with pytest.raises(TrucError):
+        replay(record)
+
+
+def test_result_is_checked_against_the_replay():
+    plays = rec("le_truc", HANDS, PLAYS)
+    good = result(plays)
+    assert replay({**plays, "result": good}) == replay(plays)
+    assert replay({**plays, "result": {"hand_points": good["hand_points"]}}) == replay(plays)
+    for key, value in (("hand_points", [0, 6]), ("score", [9, 9]), ("game_over", True), ("hand_over", False),
+                       ("hand_over", 1)):
+        with pytest.raises(RecordError, match=f"says {key}"):
+            replay({**plays, "result": {**good, key: value}})
+    for bad in ([0, 1], {"winner": 1}, "draw"):
+        with pytest.raises(RecordError, match="'result' must be an object"):
+            replay({**plays, "result": bad})
+
+
+def test_result_of_each_hand_is_checked():
+    from agents import make_agent
+    from train.match import play_game
+    from truc_env.rules import make_rules
+
+    rules = make_rules("le_truc")
+    record = play_game(rules, [make_agent("heuristic:cautious", rules, s) for s in (1, 2)], 0).record
+    assert replay(record)["game_over"] and len(record["hands"]) > 1
+    record["hands"][0]["result"]["hand_points"] = [99, 99]
+    with pytest.raises(RecordError, match="hand 0: 'result' says hand_points"):
+        replay(record)
+
+
+def test_absurd_nesting_is_refused():
+    deep = []
+    for _ in range(200):
+        deep = [deep]
+    with pytest.raises(RecordError, match="nests deeper"):
+        replay({"variant": "le_truc", "options": {"signals": {"mode": deep}}})
+
+
+def test_files_that_are_not_records(tmp_path):
+    from truc_env.records import load
+
+    cases = {"binary.json": b"\xff\xfe\x00{", "deep.json": b"[" * 100000 + b"]" * 100000,
+             "half.json": b'{"variant": "le_truc", "actions": ["1 pl', "deep2.json": b"[" * 100 + b"]" * 100}
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(RecordError):
+            replay(load(tmp_path / name))
+    with pytest.raises(RecordError, match="cannot read"):
+        load(tmp_path)
+
+
+def test_make_rules_and_new_game_refuse_wrong_types():
+    from truc_env.engine import new_game
+    from truc_env.rules import check_seed, make_rules
+
+    with pytest.raises(RulesError, match="must be a string.*known variants"):
+        make_rules(["le_truc"])
+    with pytest.raises(RulesError, match="max_raises"):
+        make_rules("le_truc", max_raises=[1])
+    with pytest.raises(TrucError, match="score must be 2 non-negative integers"):
+        new_game(make_rules("le_truc"), score=5)
+    with pytest.raises(TrucError, match="score must be"):
+        new_game(make_rules("le_truc"), score=[True, 0])
+    for bad in (-1, 1.5, True, "3", 2**64, None):
+        with pytest.raises(RulesError, match="a seed is an integer in 0.."):
+            check_seed(bad)
+    import numpy as np
+
+    assert check_seed(np.int64(3)) == 3
