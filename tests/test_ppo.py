@@ -17,6 +17,7 @@ from agents import make_agent  # noqa: E402
 from agents.ppo import CheckpointError, PolicyNet, load_agent, read_checkpoint  # noqa: E402
 from train import ppo  # noqa: E402
 from truc_env.engine import State, sample_chance  # noqa: E402
+from truc_env.episode import Dealer  # noqa: E402
 from truc_env.errors import TrucError  # noqa: E402
 from truc_env.observe import SeatObservation  # noqa: E402
 from truc_env.rules import make_rules  # noqa: E402
@@ -97,8 +98,10 @@ class ScriptedCollector(ppo.Collector):
             t.learner_seats = [0]
         return t
 
-    def chance(self, state, rng):
-        return self.deal[len(state.dealt)]
+    def dealer(self, rng):  # the deck order starts with the scripted deal
+        deck = list(self.rules.deck)
+        order = [deck.index(c) for c in self.deal] + [i for i, c in enumerate(deck) if c not in self.deal]
+        return Dealer(self.rules, rng, decks=lambda hand: order)
 
     def decide(self, net, league, k, x, m, gen, states):
         actions = []

@@ -196,12 +196,12 @@ def test_a_mirrored_team_plays_exactly_like_the_plain_one():
 
 
 def test_the_counterfactual_rewrites_the_signal_in_a_clone_only():
-    from train.match import SeededDealer
     from train.signals import with_signal
     from truc_env.engine import State
+    from truc_env.episode import Dealer
     from truc_env.observe import info_state_string
 
-    state, chance = State(RULES, episode="hand", dealer=0), SeededDealer(RULES, 0)
+    state, chance = State(RULES, episode="hand", dealer=0), Dealer.seeded(RULES, 0)
     while state.phase != "signal":
         state.apply_action(chance.outcome(state))
     sender, h, k = state.current_player(), len(state.history), len(state.signals)

@@ -127,10 +127,8 @@ def play_unit(cfg_dict: dict, unit: dict) -> dict:
         res = play_game(rules, agents, deal_seed, episode=cfg.episode)
         a_ret = res.returns[a_seats[0]]
         a_side = rules.side(a_seats[0])
-        if cfg.episode == "game":
-            a_won = int(res.winner_side == a_side)
-        else:  # one hand: won if it scored more than the opponents, no result if it was drawn
-            a_won = None if a_ret == 0 else int(a_ret > 0)
+        # a hand episode is won by scoring more than the opponents; a drawn one has no result
+        a_won = None if res.winner_side < 0 else int(res.winner_side == a_side)
         games.append({"seating": seating, "a_points": a_ret, "hands": res.hands, "a_won": a_won,
                       "record": res.record})
     return {"id": unit["id"], "pairing": unit["pairing"], "deal": unit["deal"], "games": games}

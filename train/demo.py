@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from truc_env.engine import State, sample_chance
+from truc_env.engine import State
+from truc_env.episode import Dealer, Episode
 from truc_env.render import render
 from truc_env.rules import make_rules
 
@@ -15,19 +16,16 @@ def play_demo(variant: str = "le_truc", options: dict | None = None, seed: int =
     rules = make_rules(variant, **(options or {}))
     rng = np.random.default_rng(seed)
     state = State(rules)
+    game = Episode(state, Dealer(rules, rng))
     shown = 0
-    while not state.is_terminal():
-        if state.is_chance_node():
-            state.apply_action(sample_chance(state, rng))
-            continue
+    for seat in game.decisions():
         legal = state.legal_actions()
         action = legal[int(rng.integers(len(legal)))]
-        seat = state.current_player()
         if shown < show_hands:
             out(render(state, viewer=None))
             out(f"  >> seat {seat}: {state.action_to_string(action)}\n")
         done = state.hands_completed
-        state.apply_action(action)
+        game.play(action)
         if state.hands_completed > done:
             if shown < show_hands:
                 out(f"== hand {done + 1} over: points {state.last_hand_points}, score {state.score}\n")

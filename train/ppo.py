@@ -65,7 +65,8 @@ from agents.ppo import FEATURES, PolicyNet, encode_state, feature_size, read_che
 from agents.ppo.checkpoint import FORMAT, VERSION
 from agents.ppo.network import encode_batch, stack_actors, stacked_actor_logits
 from truc_env.actions import layout_of
-from truc_env.engine import State, sample_chance
+from truc_env.engine import State
+from truc_env.episode import Dealer, Episode, leading_side, side_rewards
 from truc_env.errors import TrucError
 from truc_env.observe import SeatObservation
 from truc_env.rules import make_rules
@@ -281,6 +282,18 @@ class Buffer:
         self.nxt.extend([-1] * k)
         return j
 
+    def credit(self, pending, acc, nxt=None) -> None:
+        """Close each seat's pending transition ``pending[i]`` (-1: none): it gets the reward ``acc[i]``
+        accumulated since, and the link to its successor ``nxt[i]``; ``nxt`` None: the episode ended
+        (``done``). The one credit rule of both rollout paths (engine tables and the batched engine)."""
+        for i, (p, a) in enumerate(zip(pending, acc)):
+            if p >= 0:
+                self.reward[p] += a
+                if nxt is None:
+                    self.done[p] = True
+                else:
+                    self.nxt[p] = nxt[i]
+
     def advantages(self, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
         """GAE along each seat's own trajectory (a successor always comes later in the buffer)."""
         n = len(self)
@@ -308,8 +321,8 @@ class Table:
     opponent: str  # label for statistics: "self", "pool:<k>", or the fixed spec
     pending: list
     acc: list
-    last: list
     decisions: int = 0
+    episode: Episode | None = None  # the driver, made when the table is first played
 
 
 class League:
@@ -369,6 +382,9 @@ class VectorGames:
         self.cfg, self.rules, self.venv = cfg, rules, venv
         B, n = venv.num_envs, rules.players
         self.side_of = np.array([rules.side(s) for s in range(n)])
+        self.first_seat = np.array([self.side_of.tolist().index(sd) for sd in range(rules.n_sides)])
+        # win rewards per winning side, the last row a draw (leading_side -1)
+        self.win_table = np.array([side_rewards(rules, w) for w in [*range(rules.n_sides), -1]])
         self.live = np.zeros(B, bool)  # slot b plays on the batched engine now
         self.side = np.full(B, -1)  # learner side; -1: self-play, every seat learns
         self.pool = np.full(B, -1)  # snapshot playing the other side
@@ -414,10 +430,7 @@ class VectorGames:
         seats = self.seat[idx]
         j = buf.extend(obs, masks, actions, logp, values)
         js = np.arange(j, j + len(idx))
-        for p, nxt, acc in zip(self.pending[idx, seats].tolist(), js.tolist(), self.acc[idx, seats].tolist()):
-            if p >= 0:
-                buf.reward[p] += acc
-                buf.nxt[p] = nxt
+        buf.credit(self.pending[idx, seats].tolist(), self.acc[idx, seats].tolist(), js.tolist())
         self.acc[idx, seats] = 0.0  # a reward before a seat's first decision is nobody's doing
         self.pending[idx, seats] = js
 
@@ -433,13 +446,10 @@ class VectorGames:
             self.acc += rew * cfg.reward_scale
         finished = []
         for b in np.flatnonzero(step.done & self.live).tolist():
-            if cfg.reward == "win":
-                self.acc[b] += np.sign(self.ret[b]) * cfg.reward_scale
+            if cfg.reward == "win":  # the engine's win reward; ret is zero-sum, so its order is the points'
+                self.acc[b] += self.win_table[leading_side(self.ret[b, self.first_seat])] * cfg.reward_scale
             if buf is not None:
-                for j, acc in zip(self.pending[b].tolist(), self.acc[b].tolist()):
-                    if j >= 0:
-                        buf.reward[j] += acc
-                        buf.done[j] = True
+                buf.credit(self.pending[b].tolist(), self.acc[b].tolist())
             first = 0 if self.side[b] < 0 else int(np.flatnonzero(self.side_of == self.side[b])[0])
             finished.append((b, self.label[b], float(self.ret[b, first]), int(self.decisions[b])))
             self.live[b] = False
@@ -495,43 +505,34 @@ class Collector:
             control = ["learner" if r.side(s) == side else other for s in range(r.players)]
         learner_seats = [s for s in range(r.players) if control[s] == "learner"]
         n = r.players
-        return Table(state, control, learner_seats, opponent, [-1] * n, [0.0] * n, [0.0] * n)
+        return Table(state, control, learner_seats, opponent, [-1] * n, [0.0] * n)
 
     def _rewards(self, t: Table) -> None:
-        """Add the reward each seat received since the last call to its accumulator."""
-        st = t.state
-        if self.cfg.reward == "points":
-            now = st.returns()
-        elif st.is_terminal():
-            now = [float(np.sign(x)) for x in st.returns()]
-        else:
-            return
+        """Add the reward each learning seat received since the last call to its accumulator."""
+        rewards = t.episode.rewards()
         for s in t.learner_seats:
-            t.acc[s] += (now[s] - t.last[s]) * self.cfg.reward_scale
-            t.last[s] = now[s]
+            t.acc[s] += rewards[s] * self.cfg.reward_scale
 
     def _advance(self, t: Table, rng) -> int:
         """Play chance and fixed agents until a network decides; its seat, or -1 at the end."""
-        st = t.state
-        mask = np.zeros(self.n_actions, np.int8)
+        if t.episode is None:
+            t.episode = Episode(t.state, self.dealer(rng), self.cfg.reward)
+        ep = t.episode
         while True:
-            if st.is_terminal():
+            seat = ep.to_decision()
+            self._rewards(t)
+            if seat < 0:
                 return -1
-            if st.is_chance_node():
-                st.apply_action(self.chance(st, rng))
-                self._rewards(t)
-                continue
-            seat = st.current_player()
             ctl = t.control[seat]
             if ctl == "learner" or isinstance(ctl, tuple):
                 return seat
-            mask[:] = 0
-            mask[st.legal_actions()] = 1
-            st.apply_action(int(ctl.act(SeatObservation(st, seat, mask.copy()), mask.copy())))
+            mask = ep.mask()
+            ep.play(ctl.act(SeatObservation(t.state, seat, mask.copy()), mask))
             self._rewards(t)
 
-    def chance(self, state: State, rng) -> int:
-        return sample_chance(state, rng)
+    def dealer(self, rng) -> Dealer:
+        """Chance for one table's episode: uniform draws from the rollout's generator."""
+        return Dealer(self.rules, rng)
 
     def decide(self, net: PolicyNet, league: League, k: int, x, m, gen, states):
         """Actions, log-probabilities and values of one batch of decisions: the learner (k = -1) or snapshot k."""
@@ -577,11 +578,7 @@ class Collector:
     def _finish(self, t: Table, buf: Buffer | None) -> None:
         if buf is None:
             return
-        for s in t.learner_seats:
-            j = t.pending[s]
-            if j >= 0:
-                buf.reward[j] += t.acc[s]
-                buf.done[j] = True
+        buf.credit([t.pending[s] for s in t.learner_seats], [t.acc[s] for s in t.learner_seats])
 
     def rollout(self, net: PolicyNet, league: League, rng: np.random.Generator, gen: torch.Generator,
                 pick, target_steps: int = 0, target_episodes: int = 0, learn: bool = True):
@@ -661,13 +658,11 @@ class Collector:
                     assert masks[row, a], "masked sampling chose an illegal action"
                     if k < 0 and buf is not None:
                         j = buf.add(obs[row], masks[row], a, float(logp[row]), float(value[row]))
-                        if t.pending[s] >= 0:
-                            buf.reward[t.pending[s]] += t.acc[s]
-                            buf.nxt[t.pending[s]] = j
+                        buf.credit([t.pending[s]], [t.acc[s]], [j])
                         t.acc[s] = 0.0  # a reward before a seat's first decision is nobody's doing
                         t.pending[s] = j
                     t.decisions += 1
-                    t.state.apply_action(a)
+                    t.episode.play(a)
                     self._rewards(t)
             if vec is not None and live.any():
                 for _, label, ret, decisions in vec.step(buf):

@@ -41,13 +41,13 @@ import numpy as np
 from agents import make_agent
 from truc_env.actions import layout_of
 from truc_env.engine import State
+from truc_env.episode import Dealer, Episode
 from truc_env.errors import TrucError
 from truc_env.observe import SeatObservation
 from truc_env.rules import make_rules
 from truc_env.view import strength_percentile
 
 from .info_theory import kl_divergence, mi_report, smooth, total_variation
-from .match import SeededDealer
 from .stats import mean_ci
 
 HAND_CLASSES = ("weak", "fair", "good", "strong")
@@ -250,18 +250,12 @@ def play_hands(rules, team: str, against: str, deals: int, seed: int = 0, condit
                 if hasattr(ag, "reset"):
                     ag.reset(seed * 7919 + d * 31 + s)
             state = State(rules, episode="hand", dealer=d % n)
-            chance = SeededDealer(rules, deal_seed)
+            hand = Episode(state, Dealer.seeded(rules, deal_seed))
             pending: dict[int, list[dict]] = {}
             draws = np.random.default_rng([seed, d, k, 17])
-            mask = np.zeros(L.size, dtype=np.int8)
-            while not state.is_terminal():
-                if state.is_chance_node():
-                    state.apply_action(chance.outcome(state))
-                    continue
-                seat = state.current_player()
+            for seat in hand.decisions():
                 legal = state.legal_actions()
-                mask[:] = 0
-                mask[legal] = 1
+                mask = hand.mask()
                 ours = seat in seats
                 phase = state.phase
                 if ours and phase == "signal" and condition != "channel":
@@ -290,7 +284,7 @@ def play_hands(rules, team: str, against: str, deals: int, seed: int = 0, condit
                           "score": feats["score"]}
                     events.append(ev)
                     pending.setdefault(state.partner(seat), []).append(ev)
-                state.apply_action(action)
+                hand.play(action)
             total += state.returns()[seats[0]]
         points[d] = total / 2.0
     return HandsResult(points, events, sent)

@@ -85,7 +85,9 @@ P_O_DEALER = 62
 P_O_SIGNALS = 63
 P_RAISE_CAP = 64
 P_SIG_WIDTH = 65
-N_PARAMS = 66
+P_WIN_OWN = 66  # reward="win": the winning side's reward, from episode.side_rewards
+P_WIN_OTHER = 67  # the other side's
+N_PARAMS = 68
 
 # ---------------------------------------------------------------------------- fields (g[b, F_*])
 F_PHASE = 0
@@ -722,7 +724,7 @@ def _finish(b, g, p, rew):
             win = 0 if g0 > g1 else (1 if g1 > g0 else -1)
         if win >= 0:
             for s in range(n):
-                rew[b, s] = 1.0 if s % 2 == win else -1.0
+                rew[b, s] = p[P_WIN_OWN] if s % 2 == win else p[P_WIN_OTHER]
     return over
 
 

@@ -944,7 +944,9 @@ def new_game(rules: Rules, episode: str = "game", dealer: int | None = None, sco
 
 
 def sample_chance(state: State, rng) -> int:
-    """Draw a chance outcome with the injected ``numpy.random.Generator``."""
+    """Draw a chance outcome with the injected ``numpy.random.Generator``: a card uniformly from the
+    undrawn ones, any other outcome by its probability. The per-outcome draw of
+    ``truc_env.episode.Dealer``, which plays whole episodes (and deals duplicate deals by seed)."""
     if state.phase == "deal":  # uniform over the undrawn cards, by rejection (no outcome list)
         deck, drawn = state.rules.deck, state.drawn
         while True:

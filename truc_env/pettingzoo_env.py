@@ -23,8 +23,9 @@ truc_env.env(variant="le_truc", episode="game", reward="points", illegal="raise"
 - `variant`, `**options`: as `truc_env.make_rules` (e.g. `players=2`, `signals={"mode": "free"}`,
   `ranks=4, hand_size=2`); unknown options raise `RulesError` naming the allowed ones.
 - `episode`: `"game"` (to the target score, the default) or `"hand"` (one hand).
-- `reward`: `"points"` — when a hand ends, every seat receives its side's zero-sum points of that
-  hand (own minus opponents'; `put_n`: own minus the mean); partners receive the same reward.
+- `reward`: `"points"` — when points are scored (a hand's at its end; Argentine envido and flor
+  points when settled), every seat receives its side's zero-sum share of them (own minus
+  opponents'; `put_n`: own minus the mean); partners receive the same reward.
   `"win"` — at the end of the episode, +1 to the winning side and -1 to the other (`put_n`: +1 to
   the winner, -1/(n-1) to each other seat; a hand episode that does not end the game: the side
   ahead in the episode's points wins, 0 on a draw).
@@ -38,7 +39,8 @@ truc_env.env(variant="le_truc", episode="game", reward="points", illegal="raise"
   then sees only what that seat knows.
 
 Chance (the shuffle, the first dealer, signal interception) is sampled with one
-`numpy.random.Generator`, re-seeded by `reset(seed=...)`.
+`numpy.random.Generator`, re-seeded by `reset(seed=...)`: `truc_env.episode.Dealer.shuffled`, one deck
+order per hand dealt down (a redeal continues down the same deck), as the vector env deals.
 
 ## Observation
 
@@ -147,6 +149,7 @@ from pettingzoo.utils import wrappers
 
 from .draw import TableWindow, draw_table
 from .engine import State
+from .episode import Dealer, Episode, win_rewards  # noqa: F401  (win_rewards: re-exported)
 from .errors import IllegalActionError, TrucError
 from .observe import encoder_of
 from .render import render
@@ -164,49 +167,6 @@ def env(**kwargs) -> AECEnv:
     IllegalActionError (an assert would be a bare AssertionError, and gone under ``python -O``).
     """
     return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
-
-
-def resolve_chance(state: State, rng: np.random.Generator) -> None:
-    """Sample chance nodes with ``rng`` until a decision or the end.
-
-    A deal draws its cards in the order of one permutation of the cards left (the same
-    distribution as drawing them one at a time from ``chance_outcomes``).
-    """
-    while state.is_chance_node():
-        if state.phase == "deal":
-            left = [c for c, _ in state.chance_outcomes()]
-            for i in rng.permutation(len(left)):
-                state.apply_action(left[i])
-                if state.phase != "deal":
-                    break
-        else:
-            outcomes = state.chance_outcomes()
-            u = rng.random()
-            acc = 0.0
-            choice = outcomes[-1][0]
-            for o, p in outcomes:
-                acc += p
-                if u < acc:
-                    choice = o
-                    break
-            state.apply_action(choice)
-
-
-def win_rewards(state: State) -> list[float]:
-    """Per-seat rewards of ``reward="win"`` at the end of an episode (zero-sum)."""
-    r = state.rules
-    ns = r.n_sides
-    if state.game_over:
-        win = state.winner
-    else:
-        gained = [s - s0 for s, s0 in zip(state.score, state.start_score)]
-        best = max(gained)
-        top = [i for i, g in enumerate(gained) if g == best]
-        win = top[0] if len(top) == 1 else -1
-    if win < 0:
-        return [0.0] * r.players
-    side_reward = [1.0 if sd == win else -1.0 / (ns - 1) for sd in range(ns)]
-    return [side_reward[r.side(s)] for s in range(r.players)]
 
 
 class raw_env(AECEnv):
@@ -261,15 +221,14 @@ class raw_env(AECEnv):
         dealer = options.get("dealer", self._dealer)
         score = options.get("score", self._score)
         self.state_ = State(self.rules, episode=self.episode, dealer=dealer, score=score)
-        resolve_chance(self.state_, self._rng)
+        self._episode = Episode(self.state_, Dealer.shuffled(self.rules, self._rng), self.reward_kind)
+        self._episode.to_decision()
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
-        self._paid = [0.0] * self.rules.players
-        self._hands_seen = self.state_.hands_completed
         self._skip_agent_selection = None
         self.agent_selection = self.possible_agents[self.state_.current_player()]
 
@@ -301,22 +260,14 @@ class raw_env(AECEnv):
             self.rewards[agent] = -1.0
             self.terminations = dict.fromkeys(self.agents, True)
         else:
-            st.apply_action(a)
-            resolve_chance(st, self._rng)
-            if st.hands_completed != self._hands_seen:
-                self._hands_seen = st.hands_completed
-                if self.reward_kind == "points":
-                    ret = st.returns()
-                    for s, name in enumerate(self.possible_agents):
-                        self.rewards[name] = ret[s] - self._paid[s]
-                    self._paid = ret
-            if st.is_terminal():
-                if self.reward_kind == "win":
-                    for name, rw in zip(self.possible_agents, win_rewards(st)):
-                        self.rewards[name] = rw
+            self._episode.play(a)
+            seat = self._episode.to_decision()
+            for name, rw in zip(self.possible_agents, self._episode.rewards()):
+                self.rewards[name] = rw
+            if seat < 0:
                 self.terminations = dict.fromkeys(self.agents, True)
             else:
-                self.agent_selection = self.possible_agents[st.current_player()]
+                self.agent_selection = self.possible_agents[seat]
         self._accumulate_rewards()
         self._deads_step_first()
         if self.render_mode == "human":

@@ -11,8 +11,9 @@ What a step returns (:class:`VecStep`), for every game ``b``:
 - ``obs[b]``: the observation of the seat to act, float32, **the same vector** as
   ``observe.encoder_of(rules).encode(state, seat)`` (and the PettingZoo env) would give;
 - ``mask[b]``: its legal actions (int8, ``A`` = the action layout's size);
-- ``reward[b, s]``: what seat ``s`` received during this step: ``reward="points"``, the zero-sum hand
-  points (own side minus the other) when a hand ends; ``"win"``, +-1 when the episode ends;
+- ``reward[b, s]``: what seat ``s`` received during this step: ``reward="points"``, the zero-sum
+  points (own side minus the other) when scored (a hand's when it ends; Argentine envido and flor
+  when settled); ``"win"``, :func:`truc_env.episode.win_rewards` when the episode ends;
 - ``done[b]``: the episode ended at this step. The game was then reset at once (auto-reset):
   ``obs``/``mask``/``seat`` already belong to the next episode's first decision;
 - ``seat[b]``: the seat to act (whose observation and mask these are).
@@ -36,7 +37,8 @@ Backends (the ``backend`` attribute says which one runs):
 - ``"numba"``: the array kernel of :mod:`truc_env._vector_kernels`, for the variants that
   :func:`kernel_supports` accepts: ``le_truc``, ``put``, ``truco_paulista`` and ``truco_mineiro``
   (2 players or 2 vs 2, any options, signals with ``intercept`` 0 or 1).
-- ``"loop"``: a plain loop over ``engine.State`` objects, for everything else (``le_truc_4p``,
+- ``"loop"``: a plain loop over ``engine.State`` objects (:class:`truc_env.episode.Episode`,
+  dealing with ``Dealer.shuffled``), for everything else (``le_truc_4p``,
   ``put_4p``, ``put_n``, ``truco_argentino``, fractional intercepts). Same interface, same
   observations, about 1000x slower.
 
@@ -53,7 +55,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .actions import layout_of
-from .engine import State, possible_winners, sample_chance
+from .engine import State, possible_winners
+from .episode import Dealer, Episode, side_rewards
 from .errors import TrucError
 from .observe import encoder_of
 from .rules import VARIANTS, Rules, make_rules
@@ -254,6 +257,9 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
     p[K.P_OBS] = venv.obs_size
     p[K.P_EPISODE_HAND] = venv.episode == "hand"
     p[K.P_REWARD_WIN] = venv.reward_kind == "win"
+    won = side_rewards(r, 0)  # the kernel's two sides: seat s is on side s % 2
+    assert won[0] == int(won[0]) and won[1] == int(won[1]), "the kernel stores whole win rewards"
+    p[K.P_WIN_OWN], p[K.P_WIN_OTHER] = won[0], won[1]
     p[K.P_TARGET] = r.target
     p[K.P_LADDER_TOP] = r.ladder_top
     p[K.P_MAX_RAISES] = -1 if r.max_raises is None else r.max_raises
@@ -415,8 +421,7 @@ class _LoopImpl:
         self.rngs: list[np.random.Generator] = []
         self.act_rng = np.random.default_rng()
         self.decks = np.zeros((venv.num_envs, len(venv.rules.deck)), np.int32)
-        self.paid: list[list[float]] = []
-        self.seen: list[int] = []
+        self.episodes: list[Episode] = []
 
     def reset(self, seed):
         v = self.v
@@ -425,8 +430,7 @@ class _LoopImpl:
         self.rngs = [np.random.default_rng(c) for c in children[:-1]]
         self.act_rng = np.random.default_rng(children[-1])
         self.states = [None] * v.num_envs
-        self.paid = [None] * v.num_envs
-        self.seen = [0] * v.num_envs
+        self.episodes = [None] * v.num_envs
         for b in range(v.num_envs):
             self._new_episode(b)
             self._observe(b)
@@ -441,19 +445,15 @@ class _LoopImpl:
             score = [int(x) for x in rng.integers(0, r.target, size=r.n_sides)]
         st = State(r, episode=v.episode, dealer=dealer, score=score)
         self.states[b] = st
-        self.paid[b] = [0.0] * r.players
-        self.seen[b] = 0
+        # one deck order per hand, dealt down, as the kernel deals
+        self.episodes[b] = Episode(st, Dealer.shuffled(r, rng), v.reward_kind)
         self._chance(b)
 
     def _chance(self, b):
-        st, rng = self.states[b], self.rngs[b]
-        while st.is_chance_node():
-            if st.phase == "deal":
-                if not st.drawn:  # a new hand: shuffle the whole deck once
-                    self.decks[b] = rng.permutation(len(st.rules.deck))
-                st.apply_action(st.rules.deck[self.decks[b, len(st.drawn)]])
-            else:
-                st.apply_action(sample_chance(st, rng))
+        ep = self.episodes[b]
+        ep.to_decision()
+        if ep.dealer.perm is not None:
+            self.decks[b] = ep.dealer.perm
 
     def _observe(self, b):
         v, st = self.v, self.states[b]
@@ -470,19 +470,10 @@ class _LoopImpl:
         v._done[:] = False
         for b in np.flatnonzero(actions >= 0):
             st = self.states[b]
-            st.apply_action(int(actions[b]))
+            self.episodes[b].play(int(actions[b]))
             self._chance(b)
-            if st.hands_completed != self.seen[b]:
-                self.seen[b] = st.hands_completed
-                if v.reward_kind == "points":
-                    ret = st.returns()
-                    v._rew[b] = [x - y for x, y in zip(ret, self.paid[b])]
-                    self.paid[b] = ret
+            v._rew[b] = self.episodes[b].rewards()
             if st.is_terminal():
-                if v.reward_kind == "win":
-                    from .pettingzoo_env import win_rewards
-
-                    v._rew[b] = win_rewards(st)
                 v._done[b] = True
                 self._new_episode(b)
             self._observe(b)
