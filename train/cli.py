@@ -16,10 +16,14 @@ def _load_config(path: str) -> dict:
 
 
 def cmd_rules(args) -> None:
+    from truc_env.actions import layout_of
     from truc_env.rules import make_rules
 
     options = json.loads(args.options) if args.options else {}
-    print(make_rules(args.variant, **options).describe())
+    rules = make_rules(args.variant, **options)
+    print(rules.describe())
+    print()
+    print(layout_of(rules).describe())
 
 
 def cmd_replay(args) -> None:
