@@ -566,6 +566,8 @@ def policy_exploitability(agent, rules: Rules, dealer: int = 0, score=(0, 0), ab
     made suit-blind. ``keep``: also return the trees, solvers and tables under ``"parts"``.
     """
     why = unsupported_reason(rules, score)
+    if rules.flor:  # the tree has flor branches (agents/cfr/tree.py); infoset_state does not replay them yet
+        why = why or "flor branches are not replayed by the policy conversion"
     if why:
         raise TrucError(f"{rules.variant}: exploitability on the public tree does not apply: {why}")
     fn = probability_function(agent)
