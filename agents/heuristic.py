@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from truc_env.actions import layout_of
-from truc_env.engine import envido_points
+from truc_env.engine import envido_points, flor_points
 
 from .base import legal_ids
 
@@ -133,6 +133,10 @@ class HeuristicAgent:
             return min(names, key=lambda n: self._pct(view, rules.family.parse(n.split()[1])))
         if phase == "envido":
             return self._envido_answer(view, names, rules)
+        if phase == "flor":  # "con flor quiero" with a good flor: 4 to the better one, else 3 lost
+            return "accept" if self._flor_pts(view, rules) >= st.envido_accept + 4 else "refuse"
+        if "flor" in names:  # compulsory before anything else in the first trick (docs/rules.md §6)
+            return "flor"
         if phase == "answer":
             if view["call"] == "redeal":
                 return "accept" if strength < 0.4 else "refuse"
@@ -147,8 +151,6 @@ class HeuristicAgent:
                 return "accept"
             return "refuse"
         # a turn: calls before the card
-        if "flor" in names:
-            return "flor"
         if "redeal" in names and strength < 0.3:
             return "redeal"
         if "envido" in names:
@@ -172,11 +174,13 @@ class HeuristicAgent:
         cards = list(view["own"]) + [c for s, c in view["trick"] if s == 0]
         return envido_points(cards, rules.family) if cards else 0
 
+    def _flor_pts(self, view, rules) -> int:
+        cards = list(view["own"]) + [c for s, c in view["trick"] if s == 0]
+        return flor_points(cards, rules.family) if len(cards) == 3 else 0
+
     def _envido_answer(self, view, names, rules):
         pts = self._envido_pts(view, rules)
         st = self.style
-        if "flor" in names:
-            return "flor"
         if pts >= st.envido_accept + 4 and "real_envido" in names:
             return "real_envido"
         if pts >= st.envido_accept:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.cfr.strategy import StrategyTable, save_strategy
-from agents.cfr.tree import CHILD, NATURE, PLAY, reveal_label
+from agents.cfr.tree import CHILD, NATURE, PLAY, branch_label
 from truc_env.engine import sample_chance
 
 
@@ -13,7 +13,7 @@ def walk_hand(tree, state, rng, card_class=None, on_node=None) -> int:
     """Play ``state`` to the end of its hand with random legal actions, following the tree edge by edge.
 
     Checks that the tree's actor is the engine's at every decision and that the leaf pays what the
-    engine pays. At an envido announcement the branch is the one the engine announced. ``card_class``
+    engine pays. At an announcement the branch is the one the engine announced (or took). ``card_class``
     keys card plays (default: the tree's abstraction; Paulista: that of the vira turned);
     ``on_node(node, state)`` is called at every node reached. Returns the announcements crossed.
     """
@@ -26,8 +26,7 @@ def walk_hand(tree, state, rng, card_class=None, on_node=None) -> int:
         if on_node is not None:
             on_node(node, state)
         if tree.actor[node] == NATURE:
-            holder, points = state.env_result
-            lab = reveal_label(0 if holder == tree.dealer else 1, points)
+            lab = branch_label(tree.label[tree.act_start[node]:tree.act_start[node + 1]], state, tree.dealer)
             crossed += 1
         else:
             assert tree.actor[node] == state.current_player()

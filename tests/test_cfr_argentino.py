@@ -1,7 +1,8 @@
-"""Heads-up Argentine truco on the public tree: the envido announcement as a public branch.
+"""Heads-up Argentine truco on the public tree: the envido announcement as a public branch, and flor.
 
 The envido result (who holds the best points, and how many) is announced; on the public tree it is
-a node whose branches narrow both seats' hands. Checks: hands walked through the engine and through
+a node whose branches narrow both seats' hands. Flor is compulsory, so singing it (or not) is
+public too: it narrows the actor's hands, and whether the other seat holds a flor is a branch. Checks: hands walked through the engine and through
 the tree pay the same and stay in the hand sets; our CFR+ gives OpenSpiel's exploitability; the
 ``cfr:`` agent plays Argentine hands from its strategy file.
 """
@@ -99,19 +100,22 @@ def test_openspiel_cfr_plus_gives_the_same_exploitability_with_envido(iterations
 
 
 def test_openspiel_exploitability_of_our_argentine_strategy_equals_ours(tmp_path):
+    _openspiel_agrees(tmp_path, build_tree(make_rules("truco_argentino", **TINY)), TINY, 40)
+
+
+def _openspiel_agrees(tmp_path, tree, options, iterations):
+    """OpenSpiel's exploitability of our exported strategy is the solver's own."""
     pyspiel = pytest.importorskip("pyspiel")
     from open_spiel.python.algorithms import exploitability
 
     import truc_env.openspiel_game  # noqa: F401
     from agents.cfr.openspiel_export import to_tabular_policy
 
-    rules = make_rules("truco_argentino", **TINY)
-    tree = build_tree(rules)
     solver = PublicTreeSolver(tree, "dcfr")
-    solver.iterate(40)
+    solver.iterate(iterations)
     path = save_solved(tmp_path, tree, solver, "arg.npz")
     game = pyspiel.load_game("python_truc", {"variant": "truco_argentino", "episode": "hand", "dealer": 0,
-                                             "options": json.dumps(TINY)})
+                                             "options": json.dumps(options)})
     pol = to_tabular_policy(game, load_strategy(path))
     assert exploitability.exploitability(game, pol) == pytest.approx(solver.exploitability(), abs=1e-5)
 
@@ -119,7 +123,6 @@ def test_openspiel_exploitability_of_our_argentine_strategy_equals_ours(tmp_path
 def test_cfr_agent_reads_envido_announcements(tmp_path):
     """Every decision of whole Argentine hands is found in the strategy, after announcements too."""
     from agents.cfr import load_agent
-    from truc_env.observe import info_state_string
 
     rules = make_rules("truco_argentino", **TWO, max_raises=2)
     tree = build_tree(rules)
@@ -127,26 +130,13 @@ def test_cfr_agent_reads_envido_announcements(tmp_path):
     solver.iterate(3)
     agent = load_agent(save_solved(tmp_path, tree, solver, "arg.npz"), rules, seed=0)
     rng = np.random.default_rng(5)
-    announced = 0
+    announced = []
     for _ in range(200):
-        s = State(rules, episode="hand", dealer=int(rng.integers(2)))
-        while not s.is_terminal():
-            if s.is_chance_node():
-                s.apply_action(sample_chance(s, rng))
-                continue
-            q = s.current_player()
-            mask = np.zeros(s.L.size, dtype=bool)
-            mask[s.legal_actions()] = True
-            text = info_state_string(s, q)
-            announced += "envido " in text and any(is_reveal(x) for x in agent.strategy.key_of(text).actions)
-            s.apply_action(agent.act({"info_state": text, "action_mask": mask}, mask))
+        _agent_plays(agent, State(rules, episode="hand", dealer=int(rng.integers(2))), rng, lambda text: announced.append(
+            "envido " in text and any(is_reveal(x) for x in agent.strategy.key_of(text).actions)))
+    announced = sum(announced)
     assert agent.misses == 0 and agent.decisions > 500
     assert announced > 0
-
-
-def test_flor_is_refused_clearly():
-    with pytest.raises(TrucError, match="flor"):
-        build_tree(make_rules("truco_argentino", players=2, flor=True))
 
 
 def test_full_deck_is_refused_as_too_large():
@@ -179,3 +169,114 @@ def test_cfr_agent_converts_back_to_its_own_exploitability_with_envido(tmp_path)
     result = pt.policy_exploitability(agent, rules, log=lambda m: None)
     assert result["exploitability"] == pytest.approx(solver.exploitability(), abs=1e-5)
     assert agent.misses == 0
+
+
+# --- flor: 3-card hands, so the 8-card deck of the highest rank (one flor: 1e 7e 3e) -------------------
+
+FLOR = {"players": 2, "ranks": 1, "hand_size": 3, "flor": True, "envido": False, "max_raises": 0}
+FLOR_HAND = ["1e", "7e", "3e"]
+
+
+def _deal(state, hands):
+    """Deal these hands (card texts per seat) one card at a time, from seat dealer + 1."""
+    fam = state.rules.family
+    order = [(state.dealer + 1 + k) % 2 for k in range(2)]
+    for i in range(3):
+        for seat in order:
+            state.apply_action(fam.parse(hands[seat][i]))
+    return state
+
+
+@pytest.fixture(scope="module")
+def flor_tree():
+    return build_tree(make_rules("truco_argentino", **FLOR))
+
+
+def test_flor_is_public_hands_narrow_and_leaves_pay_what_the_engine_pays(flor_tree):
+    from agents.cfr.tree import FLOR_HELD, hand_flor, is_flor_held
+
+    tree, rules = flor_tree, flor_tree.rules
+    ab = tree.abstraction
+    flor = hand_flor(ab)
+    assert sum(1 for v in flor if v) == 1 and max(flor) == 20 + 1 + 7 + 3
+    L = State(rules).L
+    assert np.any(tree.label == L.FLOR) and np.any((tree.label >= FLOR_HELD) & (tree.label < FLOR_HELD + 4))
+    rng = np.random.default_rng(7)
+    sung = held = 0
+    for k in range(240):
+        s = State(rules, episode="hand", dealer=0)
+        if k % 3 == 0:  # a flor for one seat, the rest of the deck at random for the other
+            q = int(rng.integers(2))
+            rest = [rules.family.format(c) for c in rng.permutation(
+                [c for c in rules.deck if rules.family.format(c) not in FLOR_HAND])[:3]]
+            _deal(s, [FLOR_HAND, rest] if q == 0 else [rest, FLOR_HAND])
+        while s.is_chance_node():
+            s.apply_action(sample_chance(s, rng))
+        dealt = [ab.hand_of_cards(s.dealt_hands[q]) for q in range(2)]
+        path = []
+
+        def check(node, state, dealt=dealt, path=path):
+            for q in range(2):  # the dealt hands are among the hands the public actions allow
+                assert dealt[q] in tree.hand_set(tree.hs[node, q])
+            path.append(node)
+
+        walk_hand(tree, s, rng, on_node=check)
+        sung += bool(s.flor_seats)
+        held += any(is_flor_held(x) for n in path for x in tree.label[tree.act_start[n]:tree.act_start[n + 1]])
+        if any(flor[h] for h in dealt):
+            assert s.flor_seats or s.hand_points == [0, 1] or s.hand_points == [1, 0]  # sang, or folded first
+    assert sung >= 40 and held >= 20
+
+
+def test_flor_holder_information_sets_offer_only_flor_and_fold(flor_tree):
+    from agents.cfr.tree import hand_flor
+
+    tree = flor_tree
+    solver = PublicTreeSolver(tree, "cfr+")
+    L = State(tree.rules).L
+    flor = hand_flor(tree.abstraction)
+    root_hands = tree.hand_set(tree.hs[0, tree.actor[0]])
+    for j, h in enumerate(root_hands):
+        i = solver.iset_off[0] + j
+        labels = set(tree.label[tree.act_start[0] + solver.slot_k[solver.iset_start[i]:solver.iset_start[i + 1]]])
+        assert (labels == {L.FLOR, L.FOLD}) if flor[h] else (L.FLOR not in labels and L.FOLD in labels)
+
+
+@pytest.mark.slow  # OpenSpiel's Python best response over the 560 deals of 3-card hands: many minutes
+def _agent_plays(agent, s, rng, on_text=None):
+    """Play the hand of ``s`` to its end, the agent choosing from its info-state string."""
+    from truc_env.observe import info_state_string
+
+    while not s.is_terminal():
+        if s.is_chance_node():
+            s.apply_action(sample_chance(s, rng))
+            continue
+        mask = np.zeros(s.L.size, dtype=bool)
+        mask[s.legal_actions()] = True
+        text = info_state_string(s, s.current_player())
+        if on_text is not None:
+            on_text(text)
+        s.apply_action(agent.act({"info_state": text, "action_mask": mask}, mask))
+    return s
+
+
+def test_openspiel_exploitability_of_our_flor_strategy_equals_ours(tmp_path, flor_tree):
+    _openspiel_agrees(tmp_path, flor_tree, FLOR, 20)
+
+
+def test_cfr_agent_plays_flor_hands_from_its_strategy(tmp_path, flor_tree):
+    from agents.cfr import load_agent
+
+    rules = flor_tree.rules
+    solver = PublicTreeSolver(flor_tree, "cfr+")
+    solver.iterate(3)
+    agent = load_agent(save_solved(tmp_path, flor_tree, solver, "flor.npz"), rules, seed=0)
+    rng = np.random.default_rng(8)
+    sung = 0
+    for k in range(150):
+        s = State(rules, episode="hand", dealer=int(rng.integers(2)))
+        if k % 2 == 0:
+            rest = ["3o", "3c", "3b"] if k % 4 else ["1b", "7o", "3o"]
+            _deal(s, [FLOR_HAND, rest] if k % 3 else [rest, FLOR_HAND])
+        sung += bool(_agent_plays(agent, s, rng).flor_seats)
+    assert agent.misses == 0 and sung > 30

@@ -265,3 +265,50 @@ def test_layout_sections_follow_the_rules():
     assert {"put", "give 3c", "discard 4d"} <= names
     names = set(layout_of(make_rules("le_truc_4p")).names())
     assert {"signal none", "signal 7", "instruct none", "instruct high", "instruct low", "instruct A"} <= names
+
+
+def _dealt(variant="le_truc", seed=0):
+    s = new_game(make_rules(variant), episode="hand", dealer=0)
+    rng = np.random.default_rng(seed)
+    while s.is_chance_node():
+        s.apply_action(sample_chance(s, rng))
+    return s
+
+
+@pytest.mark.parametrize("bad", [2.7, 2.0, "1", b"1", True, False, np.bool_(True), None, [1], np.float64(3.0)])
+def test_apply_action_takes_integers_only(bad):
+    s = _dealt()
+    before = (list(s.history), s.legal_actions())
+    with pytest.raises(IllegalActionError, match="must be an integer id"):
+        s.apply_action(bad)
+    assert (s.history, s.legal_actions()) == before  # nothing was played
+    chance = new_game(make_rules("le_truc"), episode="hand", dealer=0)
+    with pytest.raises(IllegalActionError, match="must be an integer id"):
+        chance.apply_action(bad)
+
+
+@pytest.mark.parametrize("kind", [int, np.int64, np.int32, np.uint8])
+def test_apply_action_takes_python_and_numpy_integers(kind):
+    s = _dealt()
+    a = s.legal_actions()[0]
+    s.apply_action(kind(a))
+    assert s.history[-1][1] == a and type(s.history[-1][1]) is int
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.bool_])
+def test_vector_env_step_takes_integer_actions_only(dtype):
+    from truc_env.vector import VectorEnv
+
+    env = VectorEnv("le_truc", num_envs=2, seed=0, backend="loop")
+    first = env.reset(seed=0)
+    actions = np.array([np.flatnonzero(m)[0] for m in first.mask])
+    with pytest.raises(IllegalActionError, match="integer ids"):
+        env.step(actions.astype(dtype))
+    env.step(actions)
+
+
+def test_truc_rules_lists_the_actions():
+    text = layout_of(make_rules("truco_argentino", players=2, flor=True)).describe()
+    assert "flor            47       sing flor: compulsory" in text and "con flor quiero" in text
+    text = layout_of(make_rules("truco_mineiro", ladder="mineiro")).describe()
+    assert "decline the hand at 10 (opponents score 2)" in text and "flor" not in text

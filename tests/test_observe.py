@@ -167,3 +167,21 @@ def test_render_spectator_and_seat_views():
     assert "7c" in full and "8h" in full
     mine = render(s, viewer=0)
     assert "7c" in mine and "8h" not in mine and "??" in mine
+
+
+def test_flor_against_flor_question_and_announced_result():
+    # dealer 1: seat 0 (mano, 26) sings, seat 1 (38) answers; accepted, seat 1's 38 is announced
+    rules = make_rules("truco_argentino", players=2, flor=True)
+    enc = encoder_of(rules)
+    rec = {"variant": "truco_argentino", "options": {"players": 2, "flor": True}, "dealer": 1,
+           "deal": {"hands": [["1e", "2e", "3e"], ["7o", "6o", "5o"]]}, "actions": ["0 flor"]}
+    asked = enc.pieces(enc.encode(replay_state(rec), 1))
+    assert asked["decision"][enc.decisions.index("flor")] == 1 and asked["to_act"][0] == 1
+    assert asked["flor"][1] == 1 and asked["flor_winner"].sum() == 0
+    s = replay_state(dict(rec, actions=["0 flor", "1 accept"]))
+    for seat in (0, 1):
+        x = enc.pieces(enc.encode(s, seat))
+        assert x["flor_winner"][(1 - seat) % 2] == 1 and x["flor_points"][38 - 20] == 1
+        assert "flor 1:38" in info_state_string(s, seat)
+    # layouts without flor keep their decision kinds
+    assert encoder_of(make_rules("truco_argentino", players=2)).n_decisions == enc.n_decisions - 1

@@ -187,7 +187,7 @@ def allowed_points(rules, score) -> set[int]:
     if rules.envido:
         allowed |= ENVIDO_CHAIN_VALUES | {rules.target - max(score)}  # falta envido
     if rules.flor:
-        allowed.add(3)
+        allowed |= {3, 4}  # a flor; 4 when a flor against flor is accepted
     return allowed
 
 
@@ -304,9 +304,9 @@ def check_scoring(pre_score, pre: Before, action: int, post: State, stats: Stats
     assert points in allowed, f"side {side} scored {points}; the rules allow {sorted(allowed)}"
     stats["scoring events"] += 1
     # tighter: the value this event is worth from the state before it
-    if pre.phase == "envido" or (pre.phase == "turn" and action == pre.L.FLOR) or (
+    if pre.phase in ("envido", "flor") or (pre.phase == "turn" and action == pre.L.FLOR) or (
             pre.phase == "answer" and action == pre.L.FLOR):
-        env = ENVIDO_CHAIN_VALUES | {r.target - max(pre_score)} | ({3} if r.flor else set())
+        env = ENVIDO_CHAIN_VALUES | {r.target - max(pre_score)} | ({3, 4} if r.flor else set())
         assert points in env, f"envido/flor scored {points}; allowed {sorted(env)}"
         stats["envido/flor points"] += 1
     elif pre.phase == "eleven":

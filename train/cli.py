@@ -47,10 +47,14 @@ def load_config(cls, args):
 
 
 def cmd_rules(args) -> None:
+    from truc_env.actions import layout_of
     from truc_env.rules import make_rules
 
     options = parse_options(args.options)
-    print(make_rules(args.variant, **options).describe())
+    rules = make_rules(args.variant, **options)
+    print(rules.describe())
+    print()
+    print(layout_of(rules).describe())
 
 
 def cmd_replay(args) -> None:

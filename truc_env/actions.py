@@ -12,6 +12,17 @@ from .rules import Rules
 
 CALLS = ("raise", "accept", "refuse", "fold", "rest", "put", "redeal", "envido", "real_envido", "falta_envido", "flor")
 INSTRUCT_BASE = ("none", "high", "low")
+CALL_MEANINGS = {
+    "raise": "propose the next stake (also a counter-raise when answering)",
+    "accept": "accept the pending call",
+    "refuse": "refuse the pending call",
+    "fold": "concede the hand at one's turn",
+    "rest": "mon reste: the hand decides the game",
+    "put": "put: the hand decides the game",
+    "redeal": "propose a redeal before any card",
+    "envido": "call (or raise to) envido", "real_envido": "call real envido", "falta_envido": "call falta envido",
+    "flor": "sing flor: compulsory for a flor holder in the first trick, before his card or his answer",
+}
 
 
 class ActionLayout:
@@ -125,6 +136,34 @@ class ActionLayout:
 
     def names(self) -> list[str]:
         return list(self._names)
+
+    def describe(self) -> str:
+        """The action sections as text (``truc rules``): ids, notation and what each call means."""
+        fam = self.rules.family
+        extra = {"accept": [], "refuse": []}
+        if self.rules.eleven:
+            extra["accept"].append(f"play the hand at {self.rules.eleven_score}")
+            extra["refuse"].append(f"decline the hand at {self.rules.eleven_score} (opponents score {self.rules.ladder[0]})")
+        if self.rules.flor:
+            extra["accept"].append("'con flor quiero' against a flor: 4 to the better flor")
+            extra["refuse"].append("'con flor me achico': 3 to the first flor")
+        lines = [f"{'action':<15} {'ids':<8} meaning"]
+        for name, start, length in self.sections:
+            ids = f"{start}" if length == 1 else f"{start}-{start + length - 1}"
+            if name == "play":
+                text, meaning = "play <card>", f"play a card ({fam.format(self.deck[0])} .. {fam.format(self.deck[-1])})"
+            elif name == "slot":
+                text, meaning = "play slot <i>", "blind play by dealt position"
+            elif name in ("give", "discard"):
+                text, meaning = f"{name} <card>", "put_4p card pass" if name == "give" else "put_4p discard"
+            elif name == "signal":
+                text, meaning = "signal <token>", ", ".join(self.signal_tokens)
+            elif name == "instruct":
+                text, meaning = "instruct <t>", ", ".join(self.instruct_tokens)
+            else:
+                text, meaning = name, "; ".join([CALL_MEANINGS.get(name, "")] + extra.get(name, []))
+            lines.append(f"{text:<15} {ids:<8} {meaning}")
+        return "\n".join(lines)
 
 
 _LAYOUTS: dict = {}

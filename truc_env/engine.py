@@ -8,11 +8,13 @@ signal interception. Environments sample chance with an injected ``numpy.random.
 Phases, in the order of a hand (docs/rules.md §0): ``deal`` (chance) -> ``give``/``discard`` (put_4p)
 -> ``eleven`` (Brazilian decision at 11) -> ``signal``/``intercept`` -> ``turn`` (a card play or a
 call) with ``instruct`` (Le Truc governor) before a partner's turn, ``answer`` (a pending raise,
-mon reste, put or redeal) and ``envido`` (a pending envido question, which goes first).
+mon reste, put or redeal), ``envido`` (a pending envido question, which goes first) and ``flor``
+(the opposing flor holder's answer to a flor).
 """
 
 from __future__ import annotations
 
+import numbers
 from functools import cache
 
 from .actions import layout_of
@@ -53,6 +55,11 @@ def possible_winners(counts: tuple, first: int, remaining: int, tie_rule: str, a
     return frozenset(out)
 
 
+def flor_points(cards, family) -> int:
+    """20 + the three pip values of a flor (10-12 count 0), docs/rules.md §6."""
+    return 20 + sum(int(r) if int(r) <= 7 else 0 for r in (family.rank_of(c) for c in cards))
+
+
 def envido_points(cards, family) -> int:
     """20 + the two highest pips of two cards of one suit (10-12 count 0), else the highest pip."""
     pips: dict[str, list[int]] = {}
@@ -83,7 +90,8 @@ class State:
         "level", "raises", "last_raiser_side", "all_in_called", "all_in_accepted", "special",
         "eleven_seat", "call_kind", "call_caller", "call_queue", "call_level", "resigned",
         # envido and flor
-        "env_calls", "env_caller", "env_queue", "env_done", "env_result", "flor_seats",
+        "env_calls", "env_caller", "env_queue", "env_done", "env_result", "flor_seats", "flor_sides",
+        "flor_answerer", "flor_result",
         # signals, instructions, put_4p
         "signal_queue", "signals", "intercept_queue", "instruction", "pass_queue", "given", "discards",
         "_legal",
@@ -146,6 +154,8 @@ class State:
             return self.env_queue[0]
         if ph == "answer":
             return self.call_queue[0]
+        if ph == "flor":
+            return self.flor_answerer
         if ph == "signal":
             return self.signal_queue[0]
         if ph == "instruct":
@@ -189,7 +199,16 @@ class State:
         return list(self._legal)  # a copy: callers may not corrupt the cache
 
     def apply_action(self, action: int) -> None:
-        """Apply a decision or a chance outcome; an illegal one raises IllegalActionError."""
+        """Apply a decision or a chance outcome; an illegal one raises IllegalActionError.
+
+        Only integers (Python or numpy) are actions: a bool, float or string is refused rather
+        than truncated or parsed, so ``2.7`` cannot silently play action 2.
+        """
+        if isinstance(action, bool) or not isinstance(action, numbers.Integral):
+            raise IllegalActionError(
+                f"an action must be an integer id (int or numpy integer), got {type(action).__name__} "
+                f"{action!r}; use string_to_action() for action texts")
+        action = int(action)
         ph = self.phase
         if ph == "terminal":
             raise IllegalActionError("the game is over: no action is legal")
@@ -216,7 +235,7 @@ class State:
     _COPY_LISTS = ("score", "hand_points", "last_hand_points", "history", "dealt", "deal_seq", "deal_order", "trick",
                    "played",
                    "trick_winners", "trick_leaders", "call_queue", "resigned", "env_calls", "env_queue",
-                   "flor_seats", "signal_queue", "intercept_queue", "pass_queue", "given", "discards")
+                   "flor_seats", "flor_sides", "signal_queue", "intercept_queue", "pass_queue", "given", "discards")
 
     def clone(self) -> State:
         new = State.__new__(State)
@@ -326,6 +345,9 @@ class State:
         self.env_done = False
         self.env_result = None
         self.flor_seats = []
+        self.flor_sides = []  # sides whose flor is settled (sung, or answered "con flor")
+        self.flor_answerer = -1
+        self.flor_result = None
         self.signal_queue = []
         self.signals = []
         self.intercept_queue = []
@@ -444,7 +466,11 @@ class State:
             return []
         if ph == "envido":
             return self._envido_answer_legal()
+        if ph == "flor":
+            return sorted([L.ACCEPT, L.REFUSE])
         if ph == "answer":
+            if self._must_sing(self.call_queue[0]):  # flor is sung before answering a truco
+                return [L.FLOR]
             acts = [L.ACCEPT, L.REFUSE]
             if self.call_kind == "raise" and self._may_counter():
                 acts.append(L.RAISE)
@@ -467,6 +493,8 @@ class State:
 
     def _turn_legal(self) -> list[int]:
         r, L, s = self.rules, self.L, self.turn
+        if self._must_sing(s):  # flor is compulsory: sing it (or fold) before anything else
+            return sorted([L.FLOR] + ([L.FOLD] if r.fold else []))
         if self.special == "iron" and r.blind:
             acts = [L.slot + i for i, c in enumerate(self.hands[s]) if c >= 0]
         else:
@@ -482,8 +510,6 @@ class State:
             acts.append(L.REDEAL)
         if r.envido and self._envido_open_at_turn(s):
             acts += L.ENVIDO.values()
-        if r.flor and self._may_flor(s):
-            acts.append(L.FLOR)
         acts.sort()
         return acts
 
@@ -540,12 +566,15 @@ class State:
         cards = self.dealt_hands[seat]
         return len(cards) == 3 and len({self.rules.family.suit_of(c) for c in cards}) == 1
 
-    def _may_flor(self, seat: int) -> bool:
-        return (self.rules.flor and self.trick_no == 0 and seat not in self.flor_seats
+    def _must_sing(self, seat: int) -> bool:
+        """A flor holder whose side's flor is not settled yet, in the first trick (docs/rules.md §6)."""
+        return (self.rules.flor and self.trick_no == 0 and self.rules.side(seat) not in self.flor_sides
                 and not self._has_played_this_hand(seat) and self._has_flor(seat))
 
     def _envido_answer_legal(self) -> list[int]:
         L, chain = self.L, self.env_calls
+        if self._must_sing(self.env_queue[0]):  # a flor holder never answers an envido
+            return [L.FLOR]
         acts = [L.ACCEPT, L.REFUSE]
         last = chain[-1]
         if last == "envido":
@@ -554,8 +583,6 @@ class State:
             acts += [L.ENVIDO["real_envido"], L.ENVIDO["falta_envido"]]
         elif last == "real_envido":
             acts.append(L.ENVIDO["falta_envido"])
-        if self._may_flor(self.env_queue[0]):
-            acts.append(L.FLOR)
         return sorted(acts)
 
     def _signal_legal(self, seat: int) -> list[int]:
@@ -590,6 +617,8 @@ class State:
         seat = self.current_player()
         if ph == "envido":
             self._apply_envido_answer(seat, a)
+        elif ph == "flor":
+            self._apply_flor_answer(seat, a)
         elif ph == "turn":
             self._apply_turn(seat, a)
         elif ph == "answer":
@@ -682,6 +711,9 @@ class State:
     def _apply_answer(self, seat: int, a: int) -> None:
         L, r = self.L, self.rules
         kind, caller = self.call_kind, self.call_caller
+        if a == L.FLOR:  # sung before answering; the truco question then resumes at him
+            self._announce_flor(seat)
+            return
         if a in L.ENVIDO.values():  # envido goes first; the truco question waits
             self._open_envido(seat, L.to_string(a))
             return
@@ -840,7 +872,7 @@ class State:
             self.env_queue.pop(0)
             if not self.env_queue:
                 self._settle_envido(accepted=False)
-        elif a == L.FLOR:
+        elif a == L.FLOR:  # the pending envido is cancelled and scores nothing
             self.env_queue = []
             self.env_calls = []
             self._announce_flor(seat)
@@ -871,9 +903,33 @@ class State:
         self._resume_after_calls()
 
     def _announce_flor(self, seat: int) -> None:
+        r = self.rules
         self.flor_seats.append(seat)
+        self.flor_sides.append(r.side(seat))
         self.env_done = True
-        self._score(self.rules.side(seat), 3)
+        # an opposing flor answers this one instead of being sung (the first holder in play order)
+        rivals = [s for s in self._opponents_after(seat) if self._must_sing(s)]
+        if rivals:
+            self.flor_answerer = rivals[0]
+            self.phase = "flor"
+            return
+        self._score(r.side(seat), 3)
+        self._resume_after_calls()
+
+    def _apply_flor_answer(self, seat: int, a: int) -> None:
+        r = self.rules
+        self.flor_sides.append(r.side(seat))
+        self.flor_answerer = -1
+        if a == self.L.ACCEPT:  # "con flor quiero": 4 to the better flor, ties nearer the mano
+            order = [(self.dealer + 1 + k) % self.n for k in range(self.n)]
+            pts = {s: flor_points(self.dealt_hands[s], r.family) for s in order if self._has_flor(s)}
+            best = max(pts.values())
+            holder = next(s for s in pts if pts[s] == best)
+            self.flor_result = (holder, best)
+            self.hand_log[-1].setdefault("flor", []).append((len(self.history) - 1, holder, best))
+            self._score(r.side(holder), 4)
+        else:  # "con flor me achico": 3 to the first flor's side
+            self._score(r.side(self.flor_seats[-1]), 3)
         self._resume_after_calls()
 
     def _resume_after_calls(self) -> None:
@@ -922,6 +978,7 @@ class State:
         self.call_kind = ""
         self.call_queue = []
         self.env_queue = []
+        self.flor_answerer = -1
         if self.game_over or self.episode == "hand":
             self.phase = "terminal"
         else:

@@ -30,10 +30,11 @@ CALL_KINDS = ("raise", "all_in", "redeal")
 ENVIDO_KINDS = ("envido", "real_envido", "falta_envido")
 ENVIDO_CHAIN = 4  # envido, envido, real envido, falta envido is the longest chain
 ENVIDO_MAX_POINTS = 33
+FLOR_MIN_POINTS, FLOR_MAX_POINTS = 20, 38  # 20 + three pips: 20 (three figures) .. 20+7+6+5
 
 DOCS = {
     "to_act": "relative seat whose decision it is (all zero at chance and terminal nodes)",
-    "decision": "kind of the pending decision: " + ", ".join(DECISIONS),
+    "decision": "kind of the pending decision: " + ", ".join(DECISIONS) + " (and flor: the answer to a flor, with flor)",
     "hand": "own unplayed cards (deck order; all zero in a blind hand)",
     "slots": "dealt slots still unplayed (slot i = i-th card dealt; blind play is by slot)",
     "first_hand": "own hand before an accepted redeal",
@@ -58,6 +59,8 @@ DOCS = {
     "envido_winner": "relative seat announced as holding the winning envido",
     "envido_points": "the winning envido points announced (one-hot 0..33)",
     "flor": "relative seats that announced flor",
+    "flor_winner": "relative seat announced as holding the better flor (an accepted flor against flor)",
+    "flor_points": "the better flor points announced (one-hot 20..38)",
     "vira": "the turned card (vira)",
     "manilhas": "the four manilhas this vira makes",
     "score": "score / target per relative side (clipped to 1)",
@@ -94,12 +97,15 @@ class Encoder:
         self.n_tokens = len(L.signal_tokens)
         self.signal_width = 1 + n + self.n_tokens + 1 + hs
         self.raise_cap = len(r.ladder) + (1 if r.all_in else 0)
+        # the flor answer is a decision kind only where flor exists, so other layouts keep their size
+        self.decisions = DECISIONS + (("flor",) if r.flor else ())
+        self.n_decisions = len(self.decisions)
         self.history_len = self.max_hand_decisions(rules)
         self.history_width = n + L.size
 
         sections: list[tuple[str, int, tuple]] = [
             ("to_act", n, (n,)),
-            ("decision", len(DECISIONS), (len(DECISIONS),)),
+            ("decision", self.n_decisions, (self.n_decisions,)),
             ("hand", D, (D,)),
             ("slots", hs, (hs,)),
         ]
@@ -136,7 +142,8 @@ class Encoder:
                 ("envido_points", ENVIDO_MAX_POINTS + 1, (ENVIDO_MAX_POINTS + 1,)),
             ]
         if r.flor:
-            sections.append(("flor", n, (n,)))
+            k = FLOR_MAX_POINTS - FLOR_MIN_POINTS + 1
+            sections += [("flor", n, (n,)), ("flor_winner", n, (n,)), ("flor_points", k, (k,))]
         if r.vira:
             sections += [("vira", D, (D,)), ("manilhas", D, (D,))]
         sections += [
@@ -164,7 +171,7 @@ class Encoder:
         self.offset["history"] = pos
         self.shape["history"] = (self.history_len, self.history_width)
         self.info_size = pos + self.history_len * self.history_width
-        self._phase_index = {p: i for i, p in enumerate(DECISIONS)}
+        self._phase_index = {p: i for i, p in enumerate(self.decisions)}
         self._play_lo = L.play
         self._play_hi = L.play + self.D
         self._slot_lo = L.slot if L.slot >= 0 else 1 << 30
@@ -316,6 +323,10 @@ class Encoder:
         if has["flor"]:
             o = self.o_flor
             ones += [o + rel[s] for s in state.flor_seats]
+            if state.flor_result is not None:
+                holder, points = state.flor_result
+                add(self.o_flor_winner + rel[holder])
+                add(self.o_flor_points + points - FLOR_MIN_POINTS)
         if has["vira"] and state.vira >= 0:
             add(self.o_vira + ci[state.vira])
             ones += self._manilha_indices(state.vira, state.strength)
@@ -388,8 +399,9 @@ def encoder_of(rules: Rules) -> Encoder:
 
 # ---------------------------------------------------------------------- strings
 def _envido_announcements(state: State) -> dict[int, str]:
-    """History index -> the public envido result announced right after that entry."""
-    return {i: f"envido {holder}:{points}" for log in state.hand_log for i, holder, points in log.get("envido", ())}
+    """History index -> the public envido (or flor against flor) result announced right after that entry."""
+    return {i: f"{kind} {holder}:{points}" for log in state.hand_log for kind in ("envido", "flor")
+            for i, holder, points in log.get(kind, ())}
 
 
 def info_state_string(state: State, seat: int) -> str:
@@ -398,7 +410,7 @@ def info_state_string(state: State, seat: int) -> str:
     fam = r.family
     hs = r.hand_size
     parts = [f"p{seat}"]
-    announce = _envido_announcements(state) if r.envido else {}
+    announce = _envido_announcements(state) if (r.envido or r.flor) else {}
     starts = {log["start"]: h for h, log in enumerate(state.hand_log)}
     history = state.history
     special, eleven_seat = "", -1
@@ -488,6 +500,10 @@ def observation_string(state: State, seat: int) -> str:
         parts.append("envido:" + "+".join(state.env_calls))
     if state.env_result is not None:
         parts.append(f"envido_won:{state.env_result[0]}:{state.env_result[1]}")
+    if state.flor_seats:
+        parts.append("flor:" + ",".join(map(str, state.flor_seats)))
+    if state.flor_result is not None:
+        parts.append(f"flor_won:{state.flor_result[0]}:{state.flor_result[1]}")
     if len(state.active) < n:
         parts.append("active:" + ",".join(map(str, state.active)))
     for entry in state.signals:

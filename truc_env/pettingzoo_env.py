@@ -53,7 +53,7 @@ order; a section marked with a condition exists only in Rules that have it. `n` 
 | section | size | condition | meaning |
 |---|---|---|---|
 | `to_act` | n | | relative seat whose decision it is (zero at the end) |
-| `decision` | 8 | | pending decision kind: turn, answer, envido, signal, instruct, eleven, give, discard |
+| `decision` | 8 (9 with flor) | | pending decision kind: turn, answer, envido, signal, instruct, eleven, give, discard (, flor: the answer to a flor) |
 | `hand` | D | | own unplayed cards (zero in a blind hand) |
 | `slots` | h | | dealt slots still unplayed (blind play is by slot) |
 | `first_hand` | D | redeal | own hand before an accepted redeal |
@@ -77,6 +77,8 @@ order; a section marked with a condition exists only in Rules that have it. `n` 
 | `envido_winner` | n | envido | announced winner of the envido (relative seat) |
 | `envido_points` | 34 | envido | announced winning points (one-hot) |
 | `flor` | n | flor | relative seats that announced flor |
+| `flor_winner` | n | flor | announced holder of the better flor, flor against flor accepted (relative seat) |
+| `flor_points` | 19 | flor | announced better flor points, 20..38 (one-hot) |
 | `vira`, `manilhas` | D, D | Paulista | the turned card; the four manilhas it makes |
 | `score` | S | | score / target per relative side |
 | `hand_points` | S | | points of this hand / target per relative side |

@@ -236,7 +236,8 @@ DECLARED = (
         {
             "players": OptionSpec(4, (4, 2), "2 vs 2, or heads-up"),
             "envido": OptionSpec(True, (True, False), "envido calls in the first trick"),
-            "flor": OptionSpec(False, (True, False), "flor: three cards of one suit, worth 3"),
+            "flor": OptionSpec(False, (True, False),
+                               "flor: three cards of one suit, compulsory, replaces envido; worth 3 (4 flor against flor)"),
             "all_tied": OptionSpec("leader", ("leader", "none", "dealer"), "all three parda: the mano's side wins"),
             "fold": OptionSpec(True, (True, False), "irse al mazo"),
             "target": OptionSpec(30, int_range(1, 1000), "points to win the game (15 is common)"),

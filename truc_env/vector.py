@@ -57,7 +57,7 @@ import numpy as np
 from .actions import layout_of
 from .engine import State, possible_winners
 from .episode import Dealer, Episode, side_rewards
-from .errors import TrucError
+from .errors import IllegalActionError, TrucError
 from .observe import encoder_of
 from .rules import VARIANTS, Rules, make_rules
 
@@ -179,6 +179,8 @@ class VectorEnv:
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,):
             raise TrucError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
+        if actions.dtype.kind not in "iu":  # 2.7 must not play action 2, nor True action 1
+            raise IllegalActionError(f"actions must be integer ids (an int array), got dtype {actions.dtype}")
         actions = actions.astype(np.int32, copy=False)
         self._check(actions)
         self._impl.step(actions)

@@ -131,6 +131,8 @@ def seat_view(state: State, seat: int) -> dict:
         "caller": rel(state.call_caller) if state.call_caller >= 0 else -1,
         "envido_calls": list(state.env_calls),
         "envido_result": (rel(state.env_result[0]), state.env_result[1]) if state.env_result else None,
+        "flor_seats": [rel(s) for s in state.flor_seats],
+        "flor_result": (rel(state.flor_result[0]), state.flor_result[1]) if state.flor_result else None,
         "signals": signals,
         "instruction": state.L.instruct_tokens[state.instruction] if state.instruction >= 0 else None,
         "score": [state.score[(r.side(seat) + k) % r.n_sides] for k in range(r.n_sides)],

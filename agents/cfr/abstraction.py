@@ -3,7 +3,7 @@
 In a game where a card matters only through its strength (``le_truc``, ``put``, Mineiro's fixed
 manilhas without envido), two cards of equal strength are interchangeable: permuting them maps the
 game onto itself. So a hand is a *multiset of strength classes*, dealt with the multiplicity weight
-of the concrete deals it stands for, and a card play is public as its class. With envido (Argentine) a
+of the concrete deals it stands for, and a card play is public as its class. With envido or flor (Argentine) a
 card's suit and pips count too, and no two cards are interchangeable: there ``"strength"`` keeps every
 card its own class (ordered by strength), which is the lossless abstraction. ``abstraction="none"``
 keeps every card its own class (the concrete game, as OpenSpiel sees it) for cross-checks.
@@ -108,7 +108,7 @@ def make_abstraction(rules: Rules, kind: str = "strength", vira: int | None = No
         if vira not in rules.deck:
             raise TrucError(f"vira {vira} is not a card of this deck")
         deck, strength = tuple(c for c in rules.deck if c != vira), rules.strength_with_vira(vira)
-    if kind == "strength" and not rules.envido:
+    if kind == "strength" and not (rules.envido or rules.flor):  # envido and flor count suits
         levels = sorted({strength[c] for c in deck})
         card_class = {c: levels.index(strength[c]) for c in deck}
         names = []

@@ -11,7 +11,7 @@ mode 0 = CFR+ (regret matching+, linear averaging), 1 = discounted CFR (alpha, b
 CFR is 1, 1, 1), 2 = vanilla CFR. Seats update alternately, as in OpenSpiel's ``CFRPlusSolver``,
 and the new current strategy of an information set is computed as soon as its regrets change.
 
-An envido announcement (actor ``NATURE``) has no information set: each seat's reach passes into the
+An announcement (actor ``NATURE``: envido, flor) has no information set: each seat's reach passes into the
 branch its hand agrees with (``trans`` for seat 0, ``trans1`` for seat 1), and a hand's value there
 is the sum over the branches it agrees with (the opponent's hands are narrowed inside each branch).
 """

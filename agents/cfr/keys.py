@@ -9,7 +9,10 @@ an agent never needs the engine state:
 
 Only the current (last) hand of the string counts. Roles: ``0`` = the dealer, ``1`` = the first
 player (*mano*), so a strategy solved with dealer 0 plays any hand by role. An envido announcement
-(``envido HOLDER:POINTS``, after the accept) is a public label of its own (``tree.reveal_label``).
+(``envido HOLDER:POINTS``, after the accept) is a public label of its own (``tree.reveal_label``), and
+so is a flor against flor's (``flor HOLDER:POINTS``, ``tree.flor_reveal_label``). The tree also
+branches, after a flor, on whether an opponent who has not acted yet holds one; the string says it
+by what follows (his ``accept``/``refuse``, or not), and the key writes it as ``tree.flor_held_label``.
 After an accepted redeal
 the hand is the new one and ``redealt`` is set (see ``docs/cfr.md`` for how the redeal is treated).
 """
@@ -24,7 +27,7 @@ from truc_env.errors import TrucError
 from truc_env.rules import Rules
 
 from .abstraction import CardAbstraction, make_abstraction
-from .tree import PLAY, reveal_label
+from .tree import PLAY, flor_held_label, flor_reveal_label, reveal_label
 
 _ENTRY = re.compile(r"^(\d+):(.*)$")
 _ANNOUNCE = re.compile(r"^\d+:\d+$")  # after the token "envido": the envido holder and his points
@@ -69,8 +72,8 @@ def parse_info_state(text: str, rules: Rules, ab: CardAbstraction | None = None)
         if skip:
             skip = False
             continue
-        if t == "envido" and i + 1 < len(tail) and _ANNOUNCE.match(tail[i + 1]):
-            entries.append(["-1", "announce", *tail[i + 1].split(":")])  # "envido HOLDER:POINTS"
+        if t in ("envido", "flor") and i + 1 < len(tail) and _ANNOUNCE.match(tail[i + 1]):
+            entries.append(["-1", "announce", *tail[i + 1].split(":"), t])  # "envido HOLDER:POINTS"
             skip = True
             continue
         m = _ENTRY.match(t)
@@ -83,7 +86,8 @@ def parse_info_state(text: str, rules: Rules, ab: CardAbstraction | None = None)
     after: list[int] = []
     redealt = False
     last_label = None
-    for e in entries:
+    acted: set[int] = set()
+    for i, e in enumerate(entries):
         actor, words = int(e[0]), e[1:]
         if words[0] == "got":
             if actor == seat:
@@ -93,13 +97,20 @@ def parse_info_state(text: str, rules: Rules, ab: CardAbstraction | None = None)
             continue
         if words[0] == "announce":
             holder, points = int(words[1]), int(words[2])
-            lab = reveal_label(0 if holder == dealer else 1, points)
+            lab = (flor_reveal_label if words[3] == "flor" else reveal_label)(0 if holder == dealer else 1, points)
         elif words[0] == "play":
             card = fam.parse(words[1].split("=")[-1])
             lab = PLAY + ab.card_class[card]
         else:
             lab = L.from_string(" ".join(words))
         (after if redealt else before).append(lab)
+        if actor >= 0:
+            acted.add(actor)
+        rival = 1 - actor
+        if lab == L.FLOR and n == 2 and rival not in acted:  # does the rival hold a flor? (see above)
+            nxt = entries[i + 1] if i + 1 < len(entries) else None
+            held = seat == rival if nxt is None else (int(nxt[0]) == rival and nxt[1] in ("accept", "refuse"))
+            (after if redealt else before).append(flor_held_label(0 if rival == dealer else 1, held))
         if last_label == L.REDEAL and lab == L.ACCEPT and not redealt:
             redealt = True
         last_label = lab

@@ -38,7 +38,7 @@ def exact_sizes(tree: PublicTree) -> dict:
     for n in range(tree.n_nodes):
         s0, s1 = int(tree.hs[n, 0]), int(tree.hs[n, 1])
         q = int(tree.actor[n])
-        if q == NATURE:  # an envido announcement: no decision
+        if q == NATURE:  # an envido or flor announcement: no decision
             continue
         key = (s0, s1, q)
         hit = memo.get(key)
@@ -59,7 +59,7 @@ def exact_sizes(tree: PublicTree) -> dict:
         conc_isets += hit[2]
     decide = tree.actor != NATURE
     abs_isets = int(hs_size[tree.hs[decide, tree.actor[decide]]].sum())
-    if tree.rules.envido:  # every card its own class: the tree is the concrete game
+    if tree.rules.envido or tree.rules.flor:  # every card its own class: the tree is the concrete game
         conc_hist, conc_isets = abs_hist, abs_isets
     return {"public_nodes": int(decide.sum()), "histories": conc_hist, "infosets": conc_isets,
             "histories_abstract": abs_hist, "infosets_abstract": abs_isets}

@@ -26,6 +26,16 @@ those points, the other's to those with fewer (or as many, if the holder is the 
 wins ties). Every pair of hands takes exactly one branch. With envido no two cards are
 interchangeable, so every card is its own class, and decks too big for that are refused.
 
+Flor (an option, docs/rules.md §6) is compulsory, so it is public too. At a seat's decision in the first
+trick, while its flor status is still unknown, a flor hand may only sing (or fold) and any other
+hand may do anything but sing: ``flor`` narrows the actor's hand set to flor hands, and every other
+action but fold to the hands without one (edge classes ``FLOR_ONLY``/``NO_FLOR``, and a play's class
+plus ``NO_FLOR_PLAY``). After a flor is sung, whether the opponent (if his status is still unknown)
+holds one too is a public branch (``flor_held_label``: he answers it, or the 3 points are scored),
+and an accepted flor against flor announces the better flor's holder and points
+(``flor_reveal_label``), like an envido. Flor decides suits, so with flor, too, every card is its
+own class.
+
 Arrays (``N`` nodes, ``E`` actions):
 
 - ``actor[N]`` (0, 1, or ``NATURE`` at an announcement); ``hs[N, 2]``: the hand set of each seat
@@ -61,6 +71,11 @@ from .abstraction import CardAbstraction, make_abstraction
 PLAY = 1 << 16  # labels at and above: a card play of class (label - PLAY)
 STUCK = PLAY - 1  # a hand the public plays rule out, with no card left to play (see build_tree)
 REVEAL = 1 << 15  # labels REVEAL + 64 * role + points: the envido announcement (role 0 = the dealer)
+FLOR_REVEAL = REVEAL + 128  # + 64 * role + points: the better flor of a flor against flor (20..38)
+FLOR_HELD = REVEAL + 256  # + 2 * role + held: whether the seat answering a flor holds one
+# edge classes of non-play actions (play edges carry the class played, >= 0)
+FLOR_ONLY, NO_FLOR = -2, -3  # the actor's hand set narrows to flor hands / to hands without flor
+NO_FLOR_PLAY = 1 << 20  # added to a play's class: the play also says "no flor"
 CHILD, LEAF, REDEAL = 0, 1, 2
 NATURE = 2  # actor of an announcement node: the hands decide which branch is taken
 MAX_ENVIDO_SEQUENCES = 10 ** 5  # 20,160 (8 cards, 3 each) build 11 M public nodes in 7 GB
@@ -75,17 +90,54 @@ def is_reveal(label: int) -> bool:
 
 
 def announcement(label: int, dealer: int) -> tuple[int, int]:
-    """(holder seat, points) of an announcement label, in a hand ``dealer`` deals."""
-    role, points = divmod(label - REVEAL, 64)
+    """(holder seat, points) of an envido (or flor) announcement label, in a hand ``dealer`` deals."""
+    role, points = divmod(label - (FLOR_REVEAL if is_flor_reveal(label) else REVEAL), 64)
     return (dealer if role == 0 else 1 - dealer), points
+
+
+def flor_reveal_label(role: int, points: int) -> int:
+    return FLOR_REVEAL + 64 * role + points
+
+
+def is_flor_reveal(label: int) -> bool:
+    return FLOR_REVEAL <= label < FLOR_REVEAL + 128
+
+
+def flor_held_label(role: int, held: bool) -> int:
+    return FLOR_HELD + 2 * role + int(held)
+
+
+def is_flor_held(label: int) -> bool:
+    return FLOR_HELD <= label < FLOR_HELD + 4
+
+
+def branch_label(labels, state: State, dealer: int) -> int:
+    """The branch of an announcement node (its ``labels``) that the engine ``state`` right after it took."""
+    first = int(labels[0])
+    if is_flor_held(first):
+        answerer = 1 - state.flor_seats[-1]
+        return flor_held_label(0 if answerer == dealer else 1, state.phase == "flor")
+    holder, points = state.flor_result if is_flor_reveal(first) else state.env_result
+    return (flor_reveal_label if is_flor_reveal(first) else reveal_label)(0 if holder == dealer else 1, points)
+
+
+def nature_constraints(label: int, dealer: int) -> tuple:
+    """What an announcement branch says of each seat's hand: a constraint per seat (None: nothing)."""
+    if is_flor_held(label):
+        role, held = divmod(label - FLOR_HELD, 2)
+        seat = dealer if role == 0 else 1 - dealer
+        out = [None, None]
+        out[seat] = ("flor", int(held))
+        return tuple(out)
+    holder, points = announcement(label, dealer)
+    kind = "flor_points" if is_flor_reveal(label) else "envido"
+    return tuple(constraint(kind, holder, points, seat, dealer) for seat in (0, 1))
 
 
 def unsupported_reason(rules: Rules, score=(0, 0)) -> str | None:
     """Why the public-tree solver cannot solve this game exactly (None if it can)."""
     if rules.players != 2:
         return "it has more than two players"
-    if rules.flor:
-        return "flor (an option) is not modelled by the public tree; envido is"
     if rules.eleven and any(s >= rules.eleven_score for s in score):
         return "special hands at 11 (hidden or partner-visible cards)"
     if rules.put_pass or rules.put_n or rules.signals.mode != "none":
@@ -150,7 +202,8 @@ def _situation_key(st: State, cls: dict, combined: tuple):
             st.all_in_called, st.all_in_accepted, st.special, st.call_kind, st.call_caller,
             tuple(st.call_queue), st.call_level, st.redeal_used, st.play_started, tuple(st.score),
             tuple(st.hand_points), st.game_over, st.active, tuple(st.env_calls), st.env_caller,
-            tuple(st.env_queue), st.env_done, st.env_result, combined)
+            tuple(st.env_queue), st.env_done, st.env_result, tuple(st.flor_seats), tuple(st.flor_sides),
+            st.flor_answerer, st.flor_result, combined)
 
 
 def vira_subgames(rules: Rules) -> list[tuple[int, float, tuple]]:
@@ -177,36 +230,55 @@ def hand_envido(ab: CardAbstraction) -> list[int]:
     return [envido_points([card_of[k] for k in hand], ab.rules.family) for hand in ab.hands]
 
 
-def envido_outcomes(ab: CardAbstraction, dealer: int) -> list[tuple]:
+def hand_flor(ab: CardAbstraction) -> list[int]:
+    """Flor points of every hand, 0 for a hand without flor (with flor every card is its own class)."""
+    from truc_env.engine import flor_points
+
+    fam = ab.rules.family
+    card_of = {k: c for c, k in ab.card_class.items()}
+    out = []
+    for hand in ab.hands:
+        cards = [card_of[k] for k in hand]
+        flor = len(cards) == 3 and len({fam.suit_of(c) for c in cards}) == 1
+        out.append(flor_points(cards, fam) if flor else 0)
+    return out
+
+
+def envido_outcomes(ab: CardAbstraction, dealer: int, values: list[int] | None = None) -> list[tuple]:
     """Every announcement a deal allows: (holder seat, points, a hand with them, a hand that loses to it).
 
     Ties go to the first player (*mano*), so the other seat holds the points only against less.
+    ``values``: the points of each hand (default: envido; :func:`hand_flor` for a flor against
+    flor, where hands without flor (0) take no part).
     """
-    values = hand_envido(ab)
+    flor = values is not None
+    values = hand_envido(ab) if values is None else values
     card_of = {k: c for c, k in ab.card_class.items()}
     mano = (dealer + 1) % 2
     out = []
     for holder in (0, 1):
-        for v in sorted(set(values)):
-            lose = [h for h, x in enumerate(values) if (x <= v if holder == mano else x < v)]
+        for v in sorted(set(values) - ({0} if flor else set())):
+            lose = [h for h, x in enumerate(values) if (x <= v if holder == mano else x < v) and (x or not flor)]
             if lose:
                 win = values.index(v)
                 out.append((holder, v, [card_of[k] for k in ab.hands[win]], [card_of[k] for k in ab.hands[lose[0]]]))
     return out
 
 
-def envido_constraint(holder: int, points: int, seat: int, dealer: int) -> tuple:
-    """What an announcement says of ``seat``'s hand: ("eq", v) for the holder, ("le"/"lt", v) else."""
+def constraint(kind: str, holder: int, points: int, seat: int, dealer: int) -> tuple:
+    """``(kind, test, v)``: the holder has ``v`` points of ``kind`` (envido or flor_points), the other
+    seat at most ``v`` if the holder is the mano (who wins ties), else less."""
     if seat == holder:
-        return ("eq", points)
-    return ("le", points) if holder == (dealer + 1) % 2 else ("lt", points)
+        return (kind, "eq", points)
+    return (kind, "le", points) if holder == (dealer + 1) % 2 else (kind, "lt", points)
 
 
 def expand_situations(rules: Rules, dealer: int, score, abstraction: str, vira: int | None, verbose: bool = False):
     """Expand the hand's public situations once each (the memo): ``(ab, root, actor, edges)``.
 
     ``actor[sid]`` is the seat deciding in situation ``sid`` and ``edges[sid]`` its actions as
-    ``(label, class or -1, kind, child situation or -1, seat 0's points at a leaf)``.
+    ``(label, class or -1, kind, child situation or -1, seat 0's points at a leaf)``; with flor the
+    class may also be ``FLOR_ONLY``, ``NO_FLOR`` or a play's class plus ``NO_FLOR_PLAY``.
     """
     t0 = time.time()
     ab = make_abstraction(rules, abstraction, vira)
@@ -232,66 +304,124 @@ def expand_situations(rules: Rules, dealer: int, score, abstraction: str, vira: 
     sit_actor: list = []
     sit_edges: list = []  # per situation: list of (label, class, kind, child situation, util)
     outcomes = envido_outcomes(ab, dealer) if rules.envido else []
+    # flor: the engine reads a seat's flor from its dealt hand, so each seat is dealt a stand-in
+    # hand with (FL) or without (NF) a flor, as far as the public actions tell ("u": unknown yet)
+    card_of = {k: c for c, k in ab.card_class.items()}
+    flor_values = hand_flor(ab) if rules.flor else []
+    FL = next(([card_of[k] for k in h] for h, v in zip(ab.hands, flor_values) if v), None)
+    NF = next(([card_of[k] for k in h] for h, v in zip(ab.hands, flor_values) if not v), None)
+    flor_outcomes = envido_outcomes(ab, dealer, flor_values) if FL is not None else []
+    fs0 = ("u", "u") if FL is not None else ("n", "n")
+    if rules.flor:
+        root.dealt_hands = [list(NF), list(NF)]
 
-    def settle(st: State, a: int, combined: tuple) -> int:
-        """The announcement node after an accepted envido: one branch per (holder, points).
+    def with_flor(st: State, seat: int, held: bool) -> State:
+        nxt = st.clone()
+        nxt.dealt_hands[seat] = list(FL if held else NF)
+        nxt._legal = None
+        return nxt
 
-        The engine scores the envido from the dealt hands, so each branch gives it a pair of
-        stand-in hands with that result; which real hands can be on a branch is the unfolding's job.
-        """
-        key = ("reveal", _situation_key(st, cls, combined))
-        sid = memo.get(key)
-        if sid is not None:
-            return sid
-        edges = []
-        for holder, points, hand_w, hand_l in outcomes:
-            nxt = st.clone()
-            real = nxt.dealt_hands
-            nxt.dealt_hands = [list(hand_w), list(hand_l)] if holder == 0 else [list(hand_l), list(hand_w)]
-            nxt.apply_action(a)
-            if nxt.env_result != (holder, points):
-                raise TrucError(f"envido stand-in hands gave {nxt.env_result}, expected {(holder, points)}")
-            nxt.dealt_hands = real
-            lab = reveal_label(0 if holder == dealer else 1, points)
-            if nxt.current_player() == TERMINAL:
-                edges.append((lab, -1, LEAF, -1, float(nxt.returns()[0])))
-            else:
-                edges.append((lab, -1, CHILD, expand(nxt, combined), 0.0))
+    def status(fs: tuple, seat: int, value: str) -> tuple:
+        return fs[:seat] + (value,) + fs[seat + 1:]
+
+    def key_of(st: State, combined: tuple, fs: tuple):
+        return _situation_key(st, cls, combined), (fs if st.trick_no == 0 else None)
+
+    def child_edge(nxt: State, label: int, c: int, more: tuple, fs: tuple) -> tuple:
+        p = nxt.current_player()
+        if p == TERMINAL:
+            return (label, c, LEAF, -1, float(nxt.returns()[0]))
+        if p == CHANCE:  # an accepted redeal
+            return (label, c, REDEAL, -1, 0.0)
+        return (label, c, CHILD, expand(nxt, more, fs), 0.0)
+
+    def nature(key, edges) -> int:
         sid = len(sit_actor)
         memo[key] = sid
         sit_actor.append(NATURE)
         sit_edges.append(edges)
         return sid
 
-    def expand(st: State, combined: tuple) -> int:
-        key = _situation_key(st, cls, combined)
+    def settle(st: State, a: int, combined: tuple, fs: tuple, flor: bool = False) -> int:
+        """The announcement node after an accepted envido (or flor against flor): one branch per
+        (holder, points).
+
+        The engine scores it from the dealt hands, so each branch gives it a pair of stand-in
+        hands with that result; which real hands can be on a branch is the unfolding's job.
+        """
+        key = ("reveal", key_of(st, combined, fs))
+        sid = memo.get(key)
+        if sid is not None:
+            return sid
+        edges = []
+        for holder, points, hand_w, hand_l in (flor_outcomes if flor else outcomes):
+            nxt = st.clone()
+            real = nxt.dealt_hands
+            nxt.dealt_hands = [list(hand_w), list(hand_l)] if holder == 0 else [list(hand_l), list(hand_w)]
+            nxt.apply_action(a)
+            result = nxt.flor_result if flor else nxt.env_result
+            if result != (holder, points):
+                raise TrucError(f"stand-in hands gave {result}, expected {(holder, points)}")
+            nxt.dealt_hands = real
+            role = 0 if holder == dealer else 1
+            lab = flor_reveal_label(role, points) if flor else reveal_label(role, points)
+            edges.append(child_edge(nxt, lab, -1, combined, fs))
+        return nature(key, edges)
+
+    def sing(st: State, a: int, combined: tuple, fs: tuple) -> int:
+        """After a flor: does the opponent, his flor status unknown, hold one (and answer it)?"""
+        key = ("held", key_of(st, combined, fs))
+        sid = memo.get(key)
+        if sid is not None:
+            return sid
+        rival = 1 - st.current_player()
+        edges = []
+        for held in (False, True):
+            nxt = with_flor(st, rival, held)
+            nxt.apply_action(a)
+            if (nxt.phase == "flor") != held:
+                raise TrucError("a flor stand-in hand did not give the expected flor answer")
+            lab = flor_held_label(0 if rival == dealer else 1, held)
+            edges.append(child_edge(nxt, lab, -1, combined, status(fs, rival, "f" if held else "n")))
+        return nature(key, edges)
+
+    def expand(st: State, combined: tuple, fs: tuple) -> int:
+        key = key_of(st, combined, fs)
         sid = memo.get(key)
         if sid is not None:
             return sid
         actor = st.current_player()
+        groups = [(st, fs, -1)]
+        if fs[actor] == "u":  # would a flor hand have to sing here? then the actions tell which hands
+            flor_st = with_flor(st, actor, True)
+            if flor_st._must_sing(actor):
+                groups = [(flor_st, status(fs, actor, "f"), FLOR_ONLY), (st, status(fs, actor, "n"), NO_FLOR)]
         edges = []
-        seen = set()
-        for a in st.legal_actions():
-            if play0 <= a < play1:
-                c = cls[L.deck[a - play0]]
-                if c in seen or combined[c] >= mult[c]:
-                    continue
-                seen.add(c)
-                label, more = PLAY + c, combined[:c] + (combined[c] + 1,) + combined[c + 1:]
-            else:
-                c, label, more = -1, a, combined
-                if a == L.ACCEPT and st.phase == "envido":
-                    edges.append((label, c, CHILD, settle(st, a, combined), 0.0))
-                    continue
-            nxt = st.clone()
-            nxt.apply_action(a)
-            p = nxt.current_player()
-            if p == TERMINAL:
-                edges.append((label, c, LEAF, -1, float(nxt.returns()[0])))
-            elif p == CHANCE:  # an accepted redeal
-                edges.append((label, c, REDEAL, -1, 0.0))
-            else:
-                edges.append((label, c, CHILD, expand(nxt, more), 0.0))
+        seen, seen_calls = set(), set()
+        for g, gfs, tag in groups:
+            for a in g.legal_actions():
+                if play0 <= a < play1:
+                    c = cls[L.deck[a - play0]]
+                    if c in seen or combined[c] >= mult[c]:
+                        continue
+                    seen.add(c)
+                    label, more = PLAY + c, combined[:c] + (combined[c] + 1,) + combined[c + 1:]
+                    edge_c = c + (NO_FLOR_PLAY if tag == NO_FLOR else 0)
+                else:
+                    if a in seen_calls:  # fold, open to both: it says nothing of the hand
+                        continue
+                    seen_calls.add(a)
+                    label, more = a, combined
+                    edge_c = -1 if a == L.FOLD else tag
+                    if a == L.ACCEPT and g.phase in ("envido", "flor"):
+                        edges.append((label, edge_c, CHILD, settle(g, a, combined, gfs, g.phase == "flor"), 0.0))
+                        continue
+                    if a == L.FLOR and gfs[1 - actor] == "u":
+                        edges.append((label, edge_c, CHILD, sing(g, a, combined, gfs), 0.0))
+                        continue
+                nxt = g.clone()
+                nxt.apply_action(a)
+                edges.append(child_edge(nxt, label, edge_c, more, gfs))
         sid = len(sit_actor)
         memo[key] = sid
         sit_actor.append(actor)
@@ -303,7 +433,7 @@ def expand_situations(rules: Rules, dealer: int, score, abstraction: str, vira: 
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 10000))
     try:
-        root_sit = expand(root, (0,) * ab.n_classes)
+        root_sit = expand(root, (0,) * ab.n_classes, fs0)
     finally:
         sys.setrecursionlimit(old)
 
@@ -313,24 +443,32 @@ def expand_situations(rules: Rules, dealer: int, score, abstraction: str, vira: 
 def unfold(ab: CardAbstraction, root_sit: int, sit_actor: list, sit_edges: list, dealer: int = 0) -> dict:
     """Unfold the memo into the tree's flat arrays, breadth first (parents before children).
 
-    A hand set is keyed by what its seat has played and, after an envido announcement, by what the
-    announcement says of its envido points. An action no hand of the set can take is left out.
+    A hand set is keyed by what its seat has played and by what the public actions say of its
+    envido and flor (announcements, and with flor whether it sang). An action no hand of the set
+    can take is left out.
     """
     hs_index: dict = {}
     hs_lists: list = []
     hs_counts: list = []
     hs_cons: list = []
     hand_counts = [ab.counts(h) for h in ab.hands]
-    values = hand_envido(ab) if any(q == NATURE for q in sit_actor) else None
+    announces = any(q == NATURE for q in sit_actor)
+    points = {"envido": hand_envido(ab) if announces and ab.rules.envido else None,
+              "flor_points": hand_flor(ab) if ab.rules.flor else None}
     test = {"eq": lambda x, v: x == v, "le": lambda x, v: x <= v, "lt": lambda x, v: x < v}
 
-    def hand_set(P: tuple, cons=None) -> int:
+    def holds(h: int, con: tuple) -> bool:
+        if con[0] == "flor":
+            return bool(points["flor_points"][h]) == bool(con[1])
+        kind, how, v = con
+        return test[how](points[kind][h], v)
+
+    def hand_set(P: tuple, cons: tuple = ()) -> int:
         s = hs_index.get((P, cons))
         if s is None:
             s = hs_index[(P, cons)] = len(hs_lists)
             hands = [i for i, hc in enumerate(hand_counts) if all(a >= b for a, b in zip(hc, P))]
-            if cons is not None:
-                hands = [i for i in hands if test[cons[0]](values[i], cons[1])]
+            hands = [i for i in hands if all(holds(i, con) for con in cons)]
             hs_lists.append(hands)
             hs_counts.append(P)
             hs_cons.append(cons)
@@ -354,18 +492,22 @@ def unfold(ab: CardAbstraction, root_sit: int, sit_actor: list, sit_edges: list,
             stuck_index[key] = hit
         return hit
 
-    def transition(s: int, c: int, cons=None) -> tuple:
-        """(child hand set, transition) of a play of class ``c`` (``c < 0``: an announcement ``cons``)."""
-        hit = tr_index.get((s, c, cons))
+    def transition(s: int, c: int, con=None) -> tuple:
+        """(child hand set, transition) of an edge of class ``c`` (a play, FLOR_ONLY, NO_FLOR, a play
+        plus NO_FLOR_PLAY) or, with ``c == -1``, of an announcement's constraint ``con`` (None: none)."""
+        hit = tr_index.get((s, c, con))
         if hit is None:
-            P = hs_counts[s]
+            P, cons = hs_counts[s], hs_cons[s]
             if c >= 0:
-                child = hand_set(P[:c] + (P[c] + 1,) + P[c + 1:], hs_cons[s])
+                k = c % NO_FLOR_PLAY
+                extra = (("flor", 0),) if c >= NO_FLOR_PLAY else ()
+                child = hand_set(P[:k] + (P[k] + 1,) + P[k + 1:], tuple(sorted(set(cons + extra))))
             else:
-                child = hand_set(P, cons)
+                extra = {FLOR_ONLY: ("flor", 1), NO_FLOR: ("flor", 0)}.get(c, con)
+                child = hand_set(P, tuple(sorted(set(cons + ((extra,) if extra else ())))))
             where = {h: j for j, h in enumerate(hs_lists[child])}
             tr_lists.append([where.get(h, -1) for h in hs_lists[s]])
-            hit = tr_index[(s, c, cons)] = (child, len(tr_lists) - 1)
+            hit = tr_index[(s, c, con)] = (child, len(tr_lists) - 1)
         return hit
 
     empty = hand_set((0,) * ab.n_classes)
@@ -381,15 +523,15 @@ def unfold(ab: CardAbstraction, root_sit: int, sit_actor: list, sit_edges: list,
         for lab, c, k, csid, u in sit_edges[sid]:
             t = t1 = -1
             if q == NATURE:  # an announcement: both hand sets narrow
-                holder, points = announcement(lab, dealer)
-                n0, t = transition(h0, -1, envido_constraint(holder, points, 0, dealer))
-                n1, t1 = transition(h1, -1, envido_constraint(holder, points, 1, dealer))
+                con0, con1 = nature_constraints(lab, dealer)
+                n0, t = transition(h0, -1, con0)
+                n1, t1 = transition(h1, -1, con1)
                 if not hs_lists[n0] or not hs_lists[n1]:
                     continue
                 pair = (n0, n1)
             else:
                 hq = (h0, h1)[q]
-                if c >= 0:
+                if c != -1:
                     hq, t = transition(hq, c)
                     if not hs_lists[hq]:
                         continue
@@ -406,7 +548,7 @@ def unfold(ab: CardAbstraction, root_sit: int, sit_actor: list, sit_edges: list,
             else:
                 child.append(-1)
         plays = tuple(c for _, c, _, _, _ in sit_edges[sid])
-        if q != NATURE and min(plays) >= 0:
+        if q != NATURE and min(plays) >= 0 and max(plays) < NO_FLOR_PLAY:
             t = stuck((h0, h1)[q], plays)
             if t >= 0:
                 label.append(STUCK)
@@ -445,11 +587,11 @@ def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "
     if rules.vira and vira is None:
         raise TrucError(f"{rules.variant}: the vira is public chance after the deal; build one tree per vira "
                         "(build_tree(..., vira=card) for each of agents.cfr.tree.vira_subgames(rules))")
-    if rules.envido:  # no card merges with another: the tree grows with the card-play sequences
+    if rules.envido or rules.flor:  # no card merges with another: the tree grows with the card-play sequences
         n, k = len(rules.deck), 2 * rules.hand_size
         seqs = perm(n, k)
         if seqs > MAX_ENVIDO_SEQUENCES:
-            raise TrucError(f"{rules.variant}: with envido every card is its own class, and {n} cards dealt "
+            raise TrucError(f"{rules.variant}: with envido or flor every card is its own class, and {n} cards dealt "
                             f"{rules.hand_size} each give {seqs:,} card-play sequences (limit "
                             f"{MAX_ENVIDO_SEQUENCES:,}): the exact tree does not fit; shrink the game with the "
                             "options ranks and hand_size (docs/cfr.md, heads-up Argentine truco)")
@@ -458,8 +600,8 @@ def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "
     from .unfold import memo_arrays, unfold_memo
 
     situations = len(sit_actor)
-    memo = memo_arrays(root_sit, sit_actor, sit_edges)
-    if memo is None:  # envido announcements: the Python unfolding
+    memo = None if rules.flor else memo_arrays(root_sit, sit_actor, sit_edges)
+    if memo is None:  # envido announcements, flor: the Python unfolding
         arrays = unfold(ab, root_sit, sit_actor, sit_edges, dealer)
     else:  # numba, in about the arrays' own memory; the Python memo is let go first (1-2 GB on 40 cards)
         del sit_actor, sit_edges

@@ -14,8 +14,9 @@ transition numbering), with memory close to the arrays' own:
   memo counts them); a ``STUCK`` leaf does, so a first breadth-first pass lays out the nodes (and
   which have one), a second fills the edges into preallocated arrays.
 
-Envido announcements (labels ``REVEAL <= label < STUCK``, actor ``NATURE``) are not handled here:
-:func:`unfold_fast` returns None and the caller falls back to :func:`agents.cfr.tree.unfold`.
+Envido and flor announcements (labels ``REVEAL <= label < STUCK``, actor ``NATURE``) and flor's
+hand-narrowing edges are not handled here: :func:`unfold_fast` returns None on announcements, and
+``build_tree`` sends flor games straight to :func:`agents.cfr.tree.unfold`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Argentine Truco (docs/rules.md §6). Spanish 40-card deck; 4 players unless said; dealer 0, so the
 mano is seat 1 (order 1 2 3 0); side 0 = seats 0 and 2. Envido on, flor off, target 30.
+The compulsory-flor tests use dealer 1 (heads-up mano seat 0).
 """
 
 import pytest
 
-from truc_env.errors import TrucError
+from truc_env.errors import IllegalActionError, TrucError
 from truc_env.records import replay
 
 from .conftest import assert_last_illegal, outcome, rec, result
@@ -340,3 +341,97 @@ def test_max_raises_does_not_count_envido():
     replay(a(ENV, ["1 envido", "0 accept", "1 raise", "0 accept"], options=opts))
     assert_last_illegal(a(ENV, ["1 envido", "0 accept", "1 raise", "0 accept", "1 play 4c", "0 raise"],
                           options=opts))
+
+
+# --- flor is compulsory and replaces envido (docs/rules.md §6) ---------------------------------------
+# dealer 1 in these records, so seat 0 is the mano; seat 1 holds the flor 1o 2o 3o (26 points)
+
+NO_FLOR = ["1e", "2b", "3c"]
+FLOR26 = ["1o", "2o", "3o"]
+
+
+def f(hands, actions, **kw):
+    return a(hands, actions, dealer=1, options=FLOR_OPTS, **kw)
+
+
+def test_flor_is_compulsory_holder_may_only_sing_or_fold():
+    hands = [FLOR26, NO_FLOR]
+    for first in ("0 play 1o", "0 raise", "0 envido", "0 real_envido", "0 falta_envido"):
+        with pytest.raises(IllegalActionError, match="legal: fold, flor$"):
+            replay(f(hands, [first]))
+    assert result(f(hands, ["0 fold"])) == outcome([0, 1], [0, 1])
+    assert result(f(hands, ["0 flor", "0 play 1o"])) == outcome([3, 0], [3, 0], hand_over=False)
+
+
+def test_flor_holder_asked_a_truco_sings_flor_first_and_the_truco_resumes_with_him():
+    # the issue's record: "0 raise, 1 envido, 0 accept" is no longer an envido
+    hands = [NO_FLOR, FLOR26]
+    with pytest.raises(IllegalActionError, match="legal: flor$"):
+        replay(f(hands, ["0 raise", "1 envido", "0 accept"]))
+    assert_last_illegal(f(hands, ["0 raise", "1 accept"]))
+    assert_last_illegal(f(hands, ["0 raise", "1 flor", "1 envido"]))
+    acts = ["0 raise", "1 flor", "1 accept", "0 play 1e", "1 play 1o", "0 play 3c", "1 play 3o"]
+    # flor 3 to side 1; the truco (2) to seat 0: trick 1 won, trick 2 parda
+    assert result(f(hands, acts)) == outcome([2, 3], [2, 3])
+    assert result(f(hands, ["0 raise", "1 flor", "1 refuse"])) == outcome([1, 3], [1, 3])
+
+
+def test_flor_holder_asked_an_envido_sings_flor_and_the_envido_scores_nothing():
+    hands = [NO_FLOR, FLOR26]
+    for answer in ("1 accept", "1 refuse", "1 envido", "1 real_envido", "1 falta_envido"):
+        assert_last_illegal(f(hands, ["0 envido", answer]))
+    # the turn goes back to the seat whose card was pending
+    acts = ["0 real_envido", "1 flor", "0 play 1e"]
+    assert result(f(hands, acts)) == outcome([0, 3], [0, 3], hand_over=False)
+    assert_last_illegal(f(hands, acts + ["1 envido"]))
+
+
+def test_flor_holder_never_calls_an_envido():
+    with pytest.raises(IllegalActionError, match="cannot 'envido'.*legal: fold, flor"):
+        replay(f([FLOR26, NO_FLOR], ["0 envido"]))
+
+
+def test_flor_by_a_seat_without_flor_is_illegal():
+    with pytest.raises(IllegalActionError, match="cannot 'flor'.*legal: play 1e, .*, fold, envido"):
+        replay(f([NO_FLOR, FLOR26], ["0 flor"]))
+
+
+def test_flor_answer_when_no_flor_was_sung_is_illegal():
+    with pytest.raises(IllegalActionError, match="cannot 'accept'.*legal:"):
+        replay(f([NO_FLOR, FLOR26], ["0 accept"]))
+    # seat 0 sang without an opposing flor: nobody answers it
+    assert_last_illegal(f([FLOR26, NO_FLOR], ["0 flor", "1 accept"]))
+
+
+# --- two flors in one hand (docs/rules.md §6) --------------------------------------------------------
+
+@pytest.mark.parametrize("hands,answer,points", [
+    ([["1e", "2e", "3e"], ["7o", "6o", "5o"]], "accept", [0, 4]),  # 26 < 38: 4 to the better flor
+    ([["7o", "6o", "5o"], ["1e", "2e", "3e"]], "accept", [4, 0]),
+    ([["4e", "5e", "12e"], ["4o", "5o", "10o"]], "accept", [4, 0]),  # 29 = 29: the mano's side
+    ([["1e", "2e", "3e"], ["7o", "6o", "5o"]], "refuse", [3, 0]),  # 3 to the first flor
+])
+def test_two_flors_second_holder_accepts_four_to_the_better_or_refuses_three_to_the_first(hands, answer, points):
+    acts = ["0 flor", f"1 {answer}"]
+    assert result(f(hands, acts)) == outcome(points, points, hand_over=False)
+    assert_last_illegal(f(hands, ["0 flor", "1 flor"]))  # he answers instead of singing his own
+    assert_last_illegal(f(hands, acts + ["1 flor"]))
+    assert_last_illegal(f(hands, acts + ["0 envido"]))
+    replay(f(hands, acts + ["0 play " + hands[0][0], "1 play " + hands[1][0]]))
+
+
+FLORS4 = [["7e", "6e", "5e"], ["1o", "2o", "3o"], ["1c", "2c", "3c"], ["4b", "5b", "6b"]]
+
+
+def test_two_flors_partners_flors_count_once_per_side():
+    # dealer 0: seat 1 sings (26; partner seat 3 holds 35); seat 2 answers for side 0 (seat 0 holds 38)
+    opts = {"flor": True}
+    acts = ["1 flor", "2 accept", "1 play 1o", "2 play 1c", "3 play 4b", "0 play 5e"]
+    assert result(a(FLORS4, acts, options=opts)) == outcome([4, 0], [4, 0], hand_over=False)
+    assert_last_illegal(a(FLORS4, ["1 flor", "2 accept", "1 play 1o", "2 play 1c", "3 flor"], options=opts))
+    assert_last_illegal(a(FLORS4, ["1 flor", "0 accept"], options=opts))
+    assert result(a(FLORS4, ["1 flor", "2 refuse"], options=opts)) == outcome([0, 3], [0, 3], hand_over=False)
+    # only one side with flor: seat 3's flor is counted with seat 1's, 3 points once
+    hands = [["7e", "7b", "5e"], FLORS4[1], ["1c", "2b", "3c"], FLORS4[3]]
+    acts = ["1 flor", "1 play 1o", "2 play 1c", "3 play 4b"]
+    assert result(a(hands, acts, options=opts)) == outcome([0, 3], [0, 3], hand_over=False)

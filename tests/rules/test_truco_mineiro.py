@@ -181,3 +181,8 @@ def test_tied_iron_hand_is_followed_by_another_iron_hand():
     h2_bad = {"deal": {"hands": h2_hands}, "actions": ["2 play 3c"]}
     with pytest.raises(TrucError):
         replay({"variant": V, "score": [11, 11], "hands": [h1, h2_bad]})
+
+
+def test_ladder_mineiro_declining_the_special_hand_at_ten_gives_the_opponents_two():
+    assert result(m(MA, ["2 refuse"], score=[10, 4], options=LM)) == outcome([0, 2], [10, 6])
+    assert result(m(MA, ["1 refuse"], score=[4, 10], options=LM)) == outcome([2, 0], [6, 10])
