@@ -159,6 +159,7 @@ def test_bound_row_and_outputs(tmp_path):
 def test_bound_flags_the_mirror_match_of_its_channel_team():
     row = bound_row("le_truc_4p", {}, "heuristic:honest", deals=3)
     assert row["points"]["channel"]["mean"] == 0.0 and "0 by construction" in row["zero_by_construction"]
+    assert row["gap"]["oracle_minus_muted"]["lo"] <= 0 and row["channel_share_of_bound"] is None  # unresolved
 
 
 @pytest.mark.parametrize("variant, options, match", [

@@ -21,8 +21,6 @@ import json
 import math
 import os
 
-import numpy as np
-
 from agents.partner_info import ORACLE_PREFIX, make_oracle
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
@@ -85,8 +83,10 @@ def bound_row(variant: str, options: dict, against: str, deals: int, seed: int =
         row["learned"] = {"spec": learned["spec"], "options": learned.get("options", {})}
     row["points"] = {k: mean_ci(v) for k, v in pts.items()}
     row["gap"] = {f"{k}_minus_muted": mean_ci(v - pts["muted"]) for k, v in pts.items() if k != "muted"}
-    cap, bnd = float(np.mean(pts["channel"] - pts["muted"])), float(np.mean(pts["oracle"] - pts["muted"]))
-    row["channel_share_of_bound"] = cap / bnd if bnd > 0 else None
+    # a share of the bound means something only where the bound itself is resolved above 0
+    bnd = row["gap"]["oracle_minus_muted"]
+    row["channel_share_of_bound"] = (row["gap"]["channel_minus_muted"]["mean"] / bnd["mean"]
+                                     if bnd["lo"] > 0 else None)
     if mirror_match(base, against):
         row["zero_by_construction"] = f"channel: {base} against itself, 0 by construction (the gaps still measure)"
     return row
@@ -126,7 +126,10 @@ def bound_text(report: dict) -> str:
             gap = f"   minus muted {_fmt_ci(g[k + '_minus_muted'])}" if k != "muted" else ""
             lines.append(f"  {k:8s} {_fmt_ci(p[k])}{gap}")
         share = r["channel_share_of_bound"]
-        lines.append("  channel's share of the bound: " + (f"{share:.2f}" if share is not None else "n/a (bound <= 0)"))
+        lines.append("  channel's share of the bound: " + (f"{share:.2f}" if share is not None else "n/a (oracle - muted not above 0 at 95%)"))
+        if share is not None and share > 1:
+            lines.append("  NOTE: the channel beats the oracle: this player gains from the signal more than from "
+                         "the truth (see docs/signals.md, the bound), so the oracle is no upper bound here")
         if r.get("zero_by_construction"):
             lines.append(f"  NOTE: {r['zero_by_construction']}")
     return "\n".join(lines)
