@@ -52,4 +52,7 @@ def make_agent(spec: str, rules=None, seed: int | None = None):
         if seed is not None and hasattr(agent, "reset"):
             agent.reset(seed)
         return agent
+    if kind == "oracle":
+        raise AgentSpecError(f"{spec!r}: an oracle sees its partner's hand, a research bound and not a fair agent; "
+                             "only `truc analyze bound` builds it (agents.partner_info.make_oracle)")
     raise AgentSpecError(f"unknown agent spec {spec!r}; forms: {SPEC_FORMS}")

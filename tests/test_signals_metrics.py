@@ -168,8 +168,8 @@ def test_cross_play_pairs_every_first_seat_with_every_partner():
 
 
 def test_heuristic_team_end_to_end(tmp_path):
-    out = analyze("le_truc_4p", {}, ["heuristic:honest"], deals=6, seed=0, sweep=(0.0, 0.5), influence=10,
-                  samples=2, out=str(tmp_path), log=lambda *a: None)
+    out = analyze("le_truc_4p", {}, ["heuristic:honest"], against="random", deals=6, seed=0, sweep=(0.0, 0.5),
+                  influence=10, samples=2, out=str(tmp_path), log=lambda *a: None)
     assert out["teams"][0]["signals"] > 0
     assert (tmp_path / "summary.json").exists() and (tmp_path / "report.md").exists()
     assert (tmp_path / "convention.png").exists() and (tmp_path / "sweep.png").exists()

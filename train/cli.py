@@ -140,6 +140,12 @@ def cmd_analyze_signals(args) -> None:
     run_cli(args)
 
 
+def cmd_analyze_bound(args) -> None:
+    from train.signals_bound import run_cli
+
+    run_cli(args)
+
+
 def cmd_exploitability(args) -> None:
     import os
 
@@ -264,6 +270,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(asig)
     asig.set_defaults(func=cmd_analyze_signals)
+    abnd = asub.add_parser("bound", help="what perfect team information is worth: oracle vs channel vs muted "
+                                         "teams (docs/signals.md)")
+    from train.signals_bound import add_arguments as bound_arguments
+
+    bound_arguments(abnd)
+    abnd.set_defaults(func=cmd_analyze_bound)
     from train.bench import table
 
     b = sub.add_parser("bench", help="steps per second of the engine, the envs and the batched engine; "

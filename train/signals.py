@@ -187,10 +187,30 @@ class Mirrored:
 
 
 def signal_agent(spec: str, rules, seed: int | None = None):
-    """:func:`agents.make_agent`, plus ``mirror:<spec>`` (:class:`Mirrored`)."""
+    """:func:`agents.make_agent`, plus ``mirror:<spec>`` (:class:`Mirrored`) and ``deaf:<spec>``
+    (:class:`agents.partner_info.DeafAgent`, a listener that ignores its partner's signals)."""
     if spec.startswith("mirror:"):
         return Mirrored(signal_agent(spec[len("mirror:"):], rules, seed), rules)
+    if spec.startswith("deaf:"):
+        from agents.partner_info import DeafAgent
+
+        return DeafAgent(signal_agent(spec[len("deaf:"):], rules, seed), rules)
     return make_agent(spec, rules, seed)
+
+
+def mirror_match(team: str, against: str) -> bool:
+    """Does the team play its own copy? Then, on duplicate deals, its points and every interception
+    sweep point are 0 by construction (each seating is the other's mirror image, and interception is
+    symmetric). A fully mirrored team (``mirror:X`` at both seats) plays exactly as ``X``."""
+    a, b = team_members(team)
+    if a.startswith("mirror:") and b.startswith("mirror:"):
+        a, b = a[len("mirror:"):], b[len("mirror:"):]
+    return a == b == against
+
+
+ZERO_BY_CONSTRUCTION = ("mirror match: the team plays against itself ({against}), so its points and the "
+                        "interception sweep are 0 by construction and were not measured; pass --against "
+                        "random (or another spec) to measure them")
 
 
 def team_members(spec: str) -> tuple[str, str]:
@@ -329,6 +349,9 @@ def analyze_team(rules, team: str, against: str, deals: int, seed: int = 0, swee
                  influence: int = 400, samples: int = 8, eps: float = 0.01, n_boot: int = 1000, factory=None) -> dict:
     """Every single-team metric: signalling, listening, influence, convention, ablation gap, sweep."""
     out: dict = {"team": team, "against": against, "deals": deals, "seed": seed}
+    mirror = mirror_match(team, against)
+    if mirror:
+        out["zero_by_construction"] = ZERO_BY_CONSTRUCTION.format(against=against)
     ch = play_hands(rules, team, against, deals, seed, "channel", influence=influence, samples=samples, eps=eps,
                     factory=factory)
     out["points"] = {"channel": mean_ci(ch.points)}
@@ -348,7 +371,7 @@ def analyze_team(rules, team: str, against: str, deals: int, seed: int = 0, swee
                   "channel_minus_shuffled": _diff(ch.points, sh.points)}
     per_deal = {"channel": ch.points.tolist(), "muted": mu.points.tolist(), "shuffled": sh.points.tolist()}
     rows = []
-    for q in sweep or ():
+    for q in () if mirror else sweep or ():
         sig = {**rules.signals.as_dict(), "intercept": float(q)}
         opts = {**_options_of(rules), "signals": sig}
         swept = make_rules(rules.variant, **opts)
@@ -425,6 +448,8 @@ def summary_text(report: dict) -> str:
              f"against {report['against']}, {report['deals']} duplicate deals"]
     for t in report["teams"]:
         lines.append(f"\nteam {t['team']}: points per hand {_fmt_ci(t['points']['channel'])}")
+        if t.get("zero_by_construction"):
+            lines.append(f"  NOTE: {t['zero_by_construction']}")
         if not t.get("channel"):
             continue
         lines.append(f"  signals sent: {t['signals']}, token shares: "
