@@ -164,3 +164,10 @@ def test_docstring_layout_example_matches_the_encoder():
     rows = re.findall(r"^\| `(\w+)` \| (\d+) \| (\d+) \|$", doc, re.M)
     assert [(n, int(o), int(s)) for n, o, s in rows] == [(n, o, s) for n, o, s, _ in enc.table()]
     assert f"({enc.size} entries)" in doc
+
+
+@pytest.mark.parametrize("seed", [-1, 2.5, True, "1"])
+def test_reset_refuses_a_bad_seed_with_a_clear_error(seed):
+    e = truc_env.env(variant="le_truc")
+    with pytest.raises(TrucError, match="seed"):
+        e.reset(seed=seed)

@@ -155,7 +155,7 @@ from .episode import Dealer, Episode, win_rewards  # noqa: F401  (win_rewards: r
 from .errors import IllegalActionError, TrucError
 from .observe import encoder_of
 from .render import render
-from .rules import make_rules
+from .rules import check_seed, make_rules
 
 EPISODES = ("game", "hand")
 REWARDS = ("points", "win")
@@ -218,7 +218,9 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ AEC API
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            self._rng = np.random.default_rng(check_seed(seed))
+        if options is not None and not isinstance(options, dict):
+            raise TrucError(f"reset options must be a dict like {{'dealer': 0, 'score': [0, 0]}}, got {options!r:.60}")
         options = options or {}
         dealer = options.get("dealer", self._dealer)
         score = options.get("score", self._score)
