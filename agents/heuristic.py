@@ -131,12 +131,12 @@ class HeuristicAgent:
             return next(iter(names))
         if phase == "discard":
             return min(names, key=lambda n: self._pct(view, rules.family.parse(n.split()[1])))
+        if "flor" in names:  # compulsory before anything else in the first trick, even when asked an envido (§6)
+            return "flor"
         if phase == "envido":
             return self._envido_answer(view, names, rules)
         if phase == "flor":  # "con flor quiero" with a good flor: 4 to the better one, else 3 lost
             return "accept" if self._flor_pts(view, rules) >= st.envido_accept + 4 else "refuse"
-        if "flor" in names:  # compulsory before anything else in the first trick (docs/rules.md §6)
-            return "flor"
         if phase == "answer":
             if view["call"] == "redeal":
                 return "accept" if strength < 0.4 else "refuse"

@@ -79,3 +79,17 @@ def test_heuristic_signals_truthfully_and_raises_strong_hands():
     mask[state.legal_actions()] = 1
     action = agent.act(SeatObservation(state, 2, mask), mask)
     assert state.action_to_string(action) == "signal 7"
+
+
+@pytest.mark.parametrize("style", ["honest", "bluffer", "cautious"])
+def test_heuristic_sings_flor_when_asked_an_envido(style):
+    from truc_env.records import replay_state
+
+    state = replay_state({"variant": "truco_argentino", "options": {"players": 2, "flor": True}, "dealer": 1,
+                          "deal": {"hands": [["4o", "5c", "6b"], ["1o", "2o", "3o"]]}, "actions": ["0 envido"]})
+    seat = state.current_player()
+    assert seat == 1
+    mask = np.zeros(state.L.size, np.int8)
+    mask[state.legal_actions()] = 1
+    action = make_agent(f"heuristic:{style}", state.rules, seed=0).act(SeatObservation(state, seat, mask), mask)
+    assert state.action_to_string(action) == "flor"

@@ -40,6 +40,7 @@ import numpy as np
 
 from agents import make_agent
 from truc_env.actions import layout_of
+from truc_env.atomic import atomic_write_text
 from truc_env.engine import State
 from truc_env.episode import Dealer, Episode
 from truc_env.errors import TrucError
@@ -429,7 +430,8 @@ def analyze(variant: str, options: dict | None, teams: list[str], against: str =
 
 
 # ---------------------------------------------------------------------------------------------- output
-def _fmt_ci(c: dict, digits: int = 3) -> str:
+def fmt_ci(c: dict, digits: int = 3) -> str:
+    """A mean with its 95% interval, ``+0.123 [+0.010, +0.236]`` (``n/a`` when there is none)."""
     if c is None or c.get("n", 0) == 0 or not math.isfinite(c.get("mean", float("nan"))):
         return "n/a"
     return f"{c['mean']:+.{digits}f} [{c['lo']:+.{digits}f}, {c['hi']:+.{digits}f}]"
@@ -447,7 +449,7 @@ def summary_text(report: dict) -> str:
     lines = [f"{report['variant']} {json.dumps(report['options'])}: signals {report['signal_mode']}, "
              f"against {report['against']}, {report['deals']} duplicate deals"]
     for t in report["teams"]:
-        lines.append(f"\nteam {t['team']}: points per hand {_fmt_ci(t['points']['channel'])}")
+        lines.append(f"\nteam {t['team']}: points per hand {fmt_ci(t['points']['channel'])}")
         if t.get("zero_by_construction"):
             lines.append(f"  NOTE: {t['zero_by_construction']}")
         if not t.get("channel"):
@@ -459,20 +461,20 @@ def summary_text(report: dict) -> str:
         lines.append(f"  I(signal; reply)      = {_fmt_mi(t.get('mi_reply'))}")
         inf = t.get("influence")
         if inf:
-            lines.append(f"  causal influence: KL {_fmt_ci(inf['kl'], 4)} bits, TV {_fmt_ci(inf['tv'], 4)}, "
+            lines.append(f"  causal influence: KL {fmt_ci(inf['kl'], 4)} bits, TV {fmt_ci(inf['tv'], 4)}, "
                          f"action changed in {inf['changed_share']:.1%} of {inf['decisions']} decisions")
         p, g = t["points"], t["gap"]
-        lines.append(f"  points: channel {_fmt_ci(p['channel'])}, muted {_fmt_ci(p['muted'])}, "
-                     f"shuffled {_fmt_ci(p['shuffled'])}")
-        lines.append(f"  gap: channel-muted {_fmt_ci(g['channel_minus_muted'])}, "
-                     f"channel-shuffled {_fmt_ci(g['channel_minus_shuffled'])}")
+        lines.append(f"  points: channel {fmt_ci(p['channel'])}, muted {fmt_ci(p['muted'])}, "
+                     f"shuffled {fmt_ci(p['shuffled'])}")
+        lines.append(f"  gap: channel-muted {fmt_ci(g['channel_minus_muted'])}, "
+                     f"channel-shuffled {fmt_ci(g['channel_minus_shuffled'])}")
         for row in t.get("sweep", []):
-            lines.append(f"  intercept {row['intercept']:.2f}: {_fmt_ci(row['points'])} "
-                         f"(vs private {_fmt_ci(row['vs_private'])})")
+            lines.append(f"  intercept {row['intercept']:.2f}: {fmt_ci(row['points'])} "
+                         f"(vs private {fmt_ci(row['vs_private'])})")
     xp = report.get("cross_play")
     if xp:
-        lines.append(f"\ncross-play: SP {_fmt_ci(xp['self_play'])}, XP {_fmt_ci(xp['cross_play'])}, "
-                     f"XP-SP {_fmt_ci(xp['xp_minus_sp'])}, XP/SP "
+        lines.append(f"\ncross-play: SP {fmt_ci(xp['self_play'])}, XP {fmt_ci(xp['cross_play'])}, "
+                     f"XP-SP {fmt_ci(xp['xp_minus_sp'])}, XP/SP "
                      + (f"{xp['xp_sp_ratio']:.2f}" if xp["xp_sp_ratio"] is not None else "n/a (SP <= 0)"))
     return "\n".join(lines)
 
@@ -508,16 +510,9 @@ def write_outputs(report: dict, out: str, img_prefix: str | None = None) -> dict
     clean = json.loads(json.dumps(report, default=float))
     for t in clean["teams"]:
         t.pop("_events", None)
-    _atomic_write(os.path.join(out, "summary.json"), json.dumps(clean, indent=1))
-    _atomic_write(os.path.join(out, "report.md"), report_markdown(report, images))
+    atomic_write_text(os.path.join(out, "summary.json"), json.dumps(clean, indent=1))
+    atomic_write_text(os.path.join(out, "report.md"), report_markdown(report, images))
     return images
-
-
-def _atomic_write(path: str, text: str) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def plots(report: dict, out: str) -> dict:
@@ -548,7 +543,7 @@ def plots(report: dict, out: str) -> dict:
             ax.set_title(f"{_short(t['team'])}\nI={mi:.2f} bits", fontsize=8)
             ax.set_xlabel("signal")
         fig.suptitle(f"{report['variant']}: P(signal | hand class)", fontsize=9)
-        images["convention"] = _save(fig, os.path.join(out, "convention.png"))
+        images["convention"] = save_figure(fig, os.path.join(out, "convention.png"))
         plt.close(fig)
 
         fig, ax = plt.subplots(figsize=(1.5 + 1.6 * len(teams), 3.2))
@@ -563,7 +558,7 @@ def plots(report: dict, out: str) -> dict:
         ax.set_ylabel(f"points per hand vs {_short(report['against'])}")
         ax.legend(fontsize=7)
         ax.set_title(f"{report['variant']}: channel ablation (95% CI)", fontsize=9)
-        images["ablation"] = _save(fig, os.path.join(out, "ablation.png"))
+        images["ablation"] = save_figure(fig, os.path.join(out, "ablation.png"))
         plt.close(fig)
 
         if any(t.get("sweep") for t in teams):
@@ -579,7 +574,7 @@ def plots(report: dict, out: str) -> dict:
             ax.set_ylabel("points per hand")
             ax.legend(fontsize=7)
             ax.set_title(f"{report['variant']}: interception sweep (95% CI)", fontsize=9)
-            images["sweep"] = _save(fig, os.path.join(out, "sweep.png"))
+            images["sweep"] = save_figure(fig, os.path.join(out, "sweep.png"))
             plt.close(fig)
     xp = report.get("cross_play")
     if xp:
@@ -597,7 +592,7 @@ def plots(report: dict, out: str) -> dict:
                 ax.text(j, i, f"{m[i, j]:+.2f}", ha="center", va="center", fontsize=7)
         ratio = f"{xp['xp_sp_ratio']:.2f}" if xp["xp_sp_ratio"] is not None else "n/a"
         ax.set_title(f"cross-play, points/hand (XP/SP {ratio})", fontsize=9)
-        images["cross-play"] = _save(fig, os.path.join(out, "crossplay.png"))
+        images["cross-play"] = save_figure(fig, os.path.join(out, "crossplay.png"))
         plt.close(fig)
     return images
 
@@ -608,7 +603,8 @@ def _short(spec: str) -> str:
     return spec.replace("heuristic:", "h:")
 
 
-def _save(fig, path: str) -> str:
+def save_figure(fig, path: str) -> str:
+    """Write a matplotlib figure as a PNG atomically; returns the path."""
     fig.tight_layout()
     tmp = path + ".tmp.png"
     fig.savefig(tmp, dpi=100)

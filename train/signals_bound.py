@@ -22,10 +22,11 @@ import math
 import os
 
 from agents.partner_info import ORACLE_PREFIX, make_oracle
+from truc_env.atomic import atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
-from .signals import _atomic_write, _fmt_ci, _save, mirror_match, play_hands, signal_agent
+from .signals import fmt_ci, mirror_match, play_hands, save_figure, signal_agent
 from .stats import mean_ci
 
 # The four partnership variants with a channel: their own signals, or the mode named.
@@ -123,8 +124,8 @@ def bound_text(report: dict) -> str:
         p, g = r["points"], r["gap"]
         lines.append(f"\n{_label(r)} against {r['against']}")
         for k in p:
-            gap = f"   minus muted {_fmt_ci(g[k + '_minus_muted'])}" if k != "muted" else ""
-            lines.append(f"  {k:8s} {_fmt_ci(p[k])}{gap}")
+            gap = f"   minus muted {fmt_ci(g[k + '_minus_muted'])}" if k != "muted" else ""
+            lines.append(f"  {k:8s} {fmt_ci(p[k])}{gap}")
         share = r["channel_share_of_bound"]
         lines.append("  channel's share of the bound: " + (f"{share:.2f}" if share is not None else "n/a (oracle - muted not above 0 at 95%)"))
         if share is not None and share > 1:
@@ -143,9 +144,9 @@ def bound_markdown(report: dict, image: str | None) -> str:
           "|---|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
         p, g = r["points"], r["gap"]
-        learned = f"{_fmt_ci(p['learned'], 2)} ({r['learned']['spec']})" if "learned" in p else "—"
-        md.append(f"| {_label(r)} | {r['against']} | " + " | ".join(_fmt_ci(p[k], 2) for k in TEAMS)
-                  + f" | {_fmt_ci(g['oracle_minus_muted'], 2)} | {_fmt_ci(g['channel_minus_muted'], 2)} | {learned} |")
+        learned = f"{fmt_ci(p['learned'], 2)} ({r['learned']['spec']})" if "learned" in p else "—"
+        md.append(f"| {_label(r)} | {r['against']} | " + " | ".join(fmt_ci(p[k], 2) for k in TEAMS)
+                  + f" | {fmt_ci(g['oracle_minus_muted'], 2)} | {fmt_ci(g['channel_minus_muted'], 2)} | {learned} |")
     md.append("")
     if image:
         md += [f"![bound]({os.path.basename(image)})", ""]
@@ -164,8 +165,8 @@ def write_bound(report: dict, out: str, img_prefix: str | None = None) -> str:
         shutil.copyfile(image, tmp)
         os.replace(tmp, f"{img_prefix}.png")
     clean = json.loads(json.dumps(report, default=float))
-    _atomic_write(os.path.join(out, "bound.json"), json.dumps(clean, indent=1))
-    _atomic_write(os.path.join(out, "bound.md"), bound_markdown(report, image))
+    atomic_write_text(os.path.join(out, "bound.json"), json.dumps(clean, indent=1))
+    atomic_write_text(os.path.join(out, "bound.md"), bound_markdown(report, image))
     return image
 
 
@@ -198,7 +199,7 @@ def bound_plot(report: dict, path: str) -> str:
     ax.legend(fontsize=7, ncol=len(teams))
     ax.set_title(f"what team information is worth: oracle vs channel vs muted ({report['deals']} duplicate deals)",
                  fontsize=9)
-    path = _save(fig, path)
+    path = save_figure(fig, path)
     plt.close(fig)
     return path
 

@@ -67,17 +67,22 @@ from truc_env.errors import TrucError
 from truc_env.rules import Rules
 
 from .abstraction import CardAbstraction, make_abstraction
+from .labels import (  # noqa: F401  (the label constants are part of the tree's public names)
+    CHILD,
+    FLOR_HELD,
+    FLOR_ONLY,
+    FLOR_REVEAL,
+    LEAF,
+    NATURE,
+    NO_FLOR,
+    NO_FLOR_PLAY,
+    PLAY,
+    REDEAL,
+    REVEAL,
+    STUCK,
+)
+from .unfold import memo_arrays, unfold_memo
 
-PLAY = 1 << 16  # labels at and above: a card play of class (label - PLAY)
-STUCK = PLAY - 1  # a hand the public plays rule out, with no card left to play (see build_tree)
-REVEAL = 1 << 15  # labels REVEAL + 64 * role + points: the envido announcement (role 0 = the dealer)
-FLOR_REVEAL = REVEAL + 128  # + 64 * role + points: the better flor of a flor against flor (20..38)
-FLOR_HELD = REVEAL + 256  # + 2 * role + held: whether the seat answering a flor holds one
-# edge classes of non-play actions (play edges carry the class played, >= 0)
-FLOR_ONLY, NO_FLOR = -2, -3  # the actor's hand set narrows to flor hands / to hands without flor
-NO_FLOR_PLAY = 1 << 20  # added to a play's class: the play also says "no flor"
-CHILD, LEAF, REDEAL = 0, 1, 2
-NATURE = 2  # actor of an announcement node: the hands decide which branch is taken
 MAX_ENVIDO_SEQUENCES = 10 ** 5  # 20,160 (8 cards, 3 each) build 11 M public nodes in 7 GB
 
 
@@ -597,8 +602,6 @@ def build_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "
                             "options ranks and hand_size (docs/cfr.md, heads-up Argentine truco)")
     t0 = time.time()
     ab, root_sit, sit_actor, sit_edges = expand_situations(rules, dealer, score, abstraction, vira, verbose)
-    from .unfold import memo_arrays, unfold_memo
-
     situations = len(sit_actor)
     memo = None if rules.flor else memo_arrays(root_sit, sit_actor, sit_edges)
     if memo is None:  # envido announcements, flor: the Python unfolding

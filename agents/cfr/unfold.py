@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from .abstraction import CardAbstraction
-from .tree import CHILD, REVEAL, STUCK  # tree.py imports this module only inside build_tree
+from .labels import CHILD, REVEAL, STUCK
 
 NO_HAND_SET = -2  # a transition leaves the universe of played counts (the tables are wrong)
 

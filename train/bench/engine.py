@@ -34,6 +34,8 @@ import numpy as np
 from truc_env.engine import State, sample_chance
 from truc_env.rules import VARIANTS, make_rules
 
+from .threads import pin_single_thread
+
 AIM_LE_TRUC = 10_000  # random le_truc hands per second on one core (issue 2)
 
 
@@ -153,8 +155,6 @@ def main(argv=None) -> int:
     ap.add_argument("--no-pin", action="store_true", help="do not pin the process to one core")
     args = ap.parse_args(argv)
     if not args.no_pin:
-        from .peers import pin_single_thread
-
         pin_single_thread()
 
     leduc = leduc_rate(args.seconds)
