@@ -21,9 +21,16 @@ LEARNERS = (("ppo", "PPO self-play"), ("mmd", "MMD, uniform magnet"), ("mmd_movi
 UNIFORM = 4.1276  # the uniform policy's exploitability on this game (PSRO's row 0)
 
 
+def _number(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return text
+
+
 def read_csv(path: str) -> list[dict]:
     with open(path) as f:
-        return [{k: float(v) for k, v in r.items() if v not in ("", None)} for r in csv.DictReader(f)]
+        return [{k: _number(v) for k, v in r.items()} for r in csv.DictReader(f)]
 
 
 def seed_dirs(base: str) -> list[tuple[int, str]]:
@@ -51,11 +58,10 @@ def main() -> None:
             if not os.path.exists(path):
                 continue
             rows = read_csv(path)
-            xs = [0] + [r["global_step"] for r in rows] if key != "nfsp" else [r["global_step"] for r in rows]
-            ys = [UNIFORM] + [r["exploitability"] for r in rows] if key != "nfsp" else [r["exploitability"] for r in rows]
-            line = ax.plot(xs, ys, marker=".", label=name if i == 0 else None,
-                           color=f"C{[c[0] for c in curves].index(key)}", alpha=0.9 if seed == 0 else 0.5)
-            del line
+            xs = [r["global_step"] for r in rows]
+            ys = [r["exploitability"] for r in rows]
+            ax.plot(xs, ys, marker=".", label=name if i == 0 else None,
+                    color=f"C{[c[0] for c in curves].index(key)}", alpha=0.9 if seed == 0 else 0.5)
             finals.append((seed, rows[-1]["global_step"], rows[-1]["exploitability"]))
         if finals:
             ex = np.array([f[2] for f in finals])

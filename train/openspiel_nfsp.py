@@ -53,7 +53,8 @@ class NFSPAverageAgent:
 
 def run(options: dict, steps: int, seed: int = 0, eval_every: int = 10_000, out: str = "runs/nfsp",
         variant: str = "le_truc", hidden=(64, 64), min_buffer: int = 1000, log=print) -> dict:
-    """Train two NFSP agents for ``steps`` learner steps; returns the curve (also ``{out}/curve.csv``).
+    """Train two NFSP agents for ``steps`` learner steps; returns the curve (also ``{out}/curve.csv``),
+    the summary and, under ``policy``, the average policy as an agent.
 
     ``min_buffer``: transitions an agent's buffers hold before it learns (OpenSpiel's example: 1000;
     a tiny budget needs fewer, since only a tenth of the steps feed the average policy's buffer)."""
@@ -115,7 +116,7 @@ def run(options: dict, steps: int, seed: int = 0, eval_every: int = 10_000, out:
     summary = {"variant": variant, "options": options, "steps": done, "seed": seed, "exploitability": rows[-1]["exploitability"],
                "cpu_seconds": time.process_time() - cpu0}
     atomic_write_text(os.path.join(out, "summary.json"), json.dumps(summary, indent=2))
-    return {"rows": rows, **summary}
+    return {"rows": rows, **summary, "policy": avg}
 
 
 def main(argv=None) -> None:
