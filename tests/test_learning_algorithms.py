@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 import pytest
+from cfr_helpers import openspiel_policy
 
 from agents.random import RandomAgent
 from train.exploitability import policy_exploitability
@@ -163,7 +164,6 @@ def test_openspiel_nfsp_measured_as_openspiel_measures_it(tmp_path):
     """Our exact figure for NFSP's average policy equals OpenSpiel's own ``exploitability`` of it."""
     pyspiel = pytest.importorskip("pyspiel")
     pytest.importorskip("tree")  # dm-tree, which open_spiel.python.pytorch.nfsp imports
-    from open_spiel.python import policy as os_policy
     from open_spiel.python.algorithms import exploitability
 
     import truc_env.openspiel_game  # noqa: F401
@@ -175,32 +175,18 @@ def test_openspiel_nfsp_measured_as_openspiel_measures_it(tmp_path):
     out = openspiel_nfsp.run(TINY, steps=3000, seed=0, eval_every=3000, out=str(tmp_path), min_buffer=64, log=keep)
     avg = out["policy"]
     game = pyspiel.load_game("python_truc", {"variant": "le_truc", "episode": "hand", "dealer": 0, **TINY})
-    pol = os_policy.TabularPolicy(game)
-    seen = set()
 
-    def visit(state):
-        if state.is_terminal():
-            return
-        if state.is_chance_node():
-            for a, _ in state.chance_outcomes():
-                visit(state.child(a))
-            return
-        p = state.current_player()
-        key = state.information_state_string(p)
-        if key not in seen:
-            seen.add(key)
-            x = np.asarray(state.information_state_tensor(p), dtype=np.float32)
-            mask = np.zeros(game.num_distinct_actions(), dtype=bool)
-            mask[state.legal_actions()] = True
-            with torch.no_grad():
-                logits = avg.agents[p]._avg_network(torch.from_numpy(x)[None])[0].double().numpy()
-            logits[~mask] = -np.inf
-            probs = np.exp(logits - logits[mask].max())
-            pol.action_probability_array[pol.state_lookup[key]] = probs / probs.sum()
-        for a in state.legal_actions():
-            visit(state.child(a))
+    def probs_of(state, p):
+        x = np.asarray(state.information_state_tensor(p), dtype=np.float32)
+        mask = np.zeros(game.num_distinct_actions(), dtype=bool)
+        mask[state.legal_actions()] = True
+        with torch.no_grad():
+            logits = avg.agents[p]._avg_network(torch.from_numpy(x)[None])[0].double().numpy()
+        logits[~mask] = -np.inf
+        probs = np.exp(logits - logits[mask].max())
+        return probs / probs.sum()
 
-    visit(game.new_initial_state())
+    pol = openspiel_policy(game, probs_of)
     theirs = exploitability.exploitability(game, pol)
     ours = policy_exploitability(avg, make_rules("le_truc", **TINY), abstraction="none", log=keep)["exploitability"]
     assert ours == pytest.approx(theirs, abs=1e-6)
