@@ -58,10 +58,14 @@ def run(options: dict, steps: int, seed: int = 0, eval_every: int = 10_000, out:
 
     ``min_buffer``: transitions an agent's buffers hold before it learns (OpenSpiel's example: 1000;
     a tiny budget needs fewer, since only a tenth of the steps feed the average policy's buffer)."""
-    import pyspiel
-    import torch
-    from open_spiel.python import rl_environment
-    from open_spiel.python.pytorch import nfsp
+    try:
+        import pyspiel
+        import torch
+        from open_spiel.python import rl_environment
+        from open_spiel.python.pytorch import nfsp
+    except ImportError as e:
+        raise TrucError(f"OpenSpiel's NFSP needs open_spiel, torch and dm-tree ({e}); "
+                        "install them with pip install -e '.[openspiel,ppo]'") from None
 
     import truc_env.openspiel_game  # noqa: F401  (registers python_truc)
     from train.exploitability import default_cache_dir, policy_exploitability
