@@ -146,6 +146,20 @@ def test_psro_lowers_exploitability(tmp_path):
     assert (tmp_path / "curve.csv").exists() and (tmp_path / "curve.png").exists()
 
 
+def test_truc_train_psro_command(tmp_path, capsys):
+    import json
+
+    from train.cli import main
+
+    path = tmp_path / "psro.yaml"
+    path.write_text(f"options: {json.dumps(TINY)}\niterations: 2\nmeta_iterations: 500\nout: {tmp_path / 'run'}\n")
+    assert main(["train", "psro", "--config", str(path), "--set", "iterations=1"]) == 0
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["iterations"] == 1 and summary["policies"] == 2
+    assert summary["exploitability"] < summary["uniform_exploitability"]
+    assert "exploitability" in capsys.readouterr().out
+
+
 def test_psro_refuses_a_redeal_and_bad_settings(tmp_path):
     from train import config
     from train.psro import PSROConfig

@@ -37,6 +37,12 @@ with probability ``self_play_prob``; else a frozen past snapshot from the pool, 
 rate against it (PFSP: weight ``(1 - win_rate) ** pfsp_power``). Against a snapshot or a fixed
 agent only the learner's side records transitions.
 
+Algorithms (``algorithm``). ``ppo`` is CleanRL's clipped loss. ``mmd`` (magnetic mirror descent,
+Sokota et al. 2023) adds ``alpha_t * KL(pi || magnet)`` to it, the reverse KL over the legal actions
+to a uniform magnet or to a frozen copy of the policy refreshed every ``magnet_update_every``
+updates, with ``alpha_t`` annealed linearly from ``magnet_coef`` to ``magnet_coef_end``; the KL is
+logged as ``magnet_kl``. Exact exploitability of both on a shrunk game: ``docs/results.md``.
+
 Masking. Illegal actions get the smallest float as logit when sampling, and the stored masks are
 applied again when the update recomputes log-probabilities and entropies.
 
