@@ -82,7 +82,6 @@ def test_mmd_uniform_magnet_lowers_exploitability(tmp_path):
     assert coefs[0] == pytest.approx(0.5) and coefs[-1] == pytest.approx(0.1)  # annealed linearly
 
 
-@pytest.mark.slow
 def test_mmd_moving_magnet_lowers_exploitability(tmp_path):
     rows, history = ppo_run(tmp_path, "mmd", magnet="moving", magnet_coef=0.5, magnet_coef_end=0.1,
                             magnet_update_every=2)
