@@ -53,3 +53,31 @@ def save_solved(tmp_path, tree, solver, name="s.npz") -> str:
               "exploitability": solver.exploitability()}
     save_strategy(path, header, {"main": StrategyTable.from_solver(tree, solver, solver.average_strategy())})
     return path
+
+
+def openspiel_policy(game, probs_of):
+    """An OpenSpiel ``TabularPolicy`` of ``game`` that plays ``probs_of(state, player)`` (probabilities over
+    the game's actions), asked once per information state, every state of the game visited."""
+    from open_spiel.python import policy as os_policy
+
+    pol = os_policy.TabularPolicy(game)
+    seen = set()
+
+    def visit(state):
+        if state.is_terminal():
+            return
+        if state.is_chance_node():
+            for a, _ in state.chance_outcomes():
+                visit(state.child(a))
+            return
+        p = state.current_player()
+        key = state.information_state_string(p)
+        if key not in seen:
+            seen.add(key)
+            pol.action_probability_array[pol.state_lookup[key]] = probs_of(state, p)
+        for a in state.legal_actions():
+            visit(state.child(a))
+
+    visit(game.new_initial_state())
+    assert len(seen) == len(pol.state_lookup)
+    return pol

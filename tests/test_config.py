@@ -12,11 +12,12 @@ from train.cfr import CFRConfig
 from train.cli import main
 from train.config import DemoConfig
 from train.ppo import PPOConfig
+from train.psro import PSROConfig
 from train.signals_runs import Experiment, ExperimentAnalysis, ExperimentRun, load_experiment
 from truc_env.errors import TrucError
 
 ROOT = Path(__file__).resolve().parents[1]
-KINDS = [ArenaConfig, CFRConfig, PPOConfig, DemoConfig, Experiment, ExperimentRun, ExperimentAnalysis]
+KINDS = [ArenaConfig, CFRConfig, PPOConfig, PSROConfig, DemoConfig, Experiment, ExperimentRun, ExperimentAnalysis]
 
 
 @pytest.mark.parametrize("cls", KINDS, ids=lambda c: c.__name__)
@@ -43,8 +44,10 @@ def _kind_of(name: str, raw: dict):
         return ArenaConfig
     if name.startswith("cfr_"):
         return CFRConfig
-    if name.startswith(("ppo_", "signals_ppo_")):
+    if name.startswith(("ppo_", "signals_ppo_", "learn_small_")):
         return PPOConfig
+    if name.startswith("psro_"):
+        return PSROConfig
     return {"demo.yaml": DemoConfig, "signals_experiments.yaml": Experiment}[name]
 
 

@@ -134,6 +134,12 @@ def cmd_train_cfr(args) -> None:
     cfr_main(args.config, resume=args.resume, overrides=config_overrides(args))
 
 
+def cmd_train_psro(args) -> None:
+    from train.psro import PSROConfig, run
+
+    run(load_config(PSROConfig, args))
+
+
 def cmd_analyze_signals(args) -> None:
     from train.signals_cli import run_cli
 
@@ -241,6 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_arguments(tc)
     tc.add_argument("--resume", action="store_true", help="continue the solve from its last checkpoint")
     tc.set_defaults(func=cmd_train_cfr)
+    ts = tsub.add_parser("psro", help="PSRO with the exact best response as oracle (configs/psro_*.yaml)")
+    add_config_arguments(ts)
+    ts.set_defaults(func=cmd_train_psro)
     ex = sub.add_parser("exploitability", help="exact exploitability of an agent's policy (heads-up, public tree)")
     ex.add_argument("--agent", required=True, help="agent spec that gives probabilities: ppo:PATH, cfr:PATH, random")
     ex.add_argument("--variant", default="le_truc")

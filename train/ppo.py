@@ -37,6 +37,12 @@ with probability ``self_play_prob``; else a frozen past snapshot from the pool, 
 rate against it (PFSP: weight ``(1 - win_rate) ** pfsp_power``). Against a snapshot or a fixed
 agent only the learner's side records transitions.
 
+Algorithms (``algorithm``). ``ppo`` is CleanRL's clipped loss. ``mmd`` (magnetic mirror descent,
+Sokota et al. 2023) adds ``alpha_t * KL(pi || magnet)`` to it, the reverse KL over the legal actions
+to a uniform magnet or to a frozen copy of the policy refreshed every ``magnet_update_every``
+updates, with ``alpha_t`` annealed linearly from ``magnet_coef`` to ``magnet_coef_end``; the KL is
+logged as ``magnet_kl``. Exact exploitability of both on a shrunk game: ``docs/results.md``.
+
 Masking. Illegal actions get the smallest float as logit when sampling, and the stored masks are
 applied again when the update recomputes log-probabilities and entropies.
 
@@ -75,6 +81,7 @@ from truc_env.vector import VectorEnv
 from . import config
 
 ROLLOUTS = ("auto", "vector", "engine")
+ALGORITHMS = ("ppo", "mmd")
 
 
 @dataclass
@@ -123,6 +130,22 @@ class PPOConfig:
     """network input: ``observation`` (flat) or ``info_state`` (flat + this hand's decision history)"""
     hidden: list = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the actor and of the critic"""
+    # --- learning algorithm
+    algorithm: str = "ppo"
+    """``ppo``: clipped PPO (CleanRL's loss); ``mmd``: magnetic mirror descent (Sokota et al. 2023) as a
+    PPO loss plus a reverse-KL pull towards a magnet policy, ``loss += alpha_t * KL(pi || magnet)``, with
+    ``alpha_t`` annealed from ``magnet_coef`` to ``magnet_coef_end``. The KL to the magnet is logged
+    (``magnet_kl``). With the uniform magnet, ``KL(pi || uniform) = log(#legal) - H(pi)``: an entropy
+    bonus of weight alpha_t on top of ``ent_coef``. (PSRO is ``truc train psro``, :mod:`train.psro`.)"""
+    magnet: str = "uniform"
+    """mmd: the magnet, ``uniform`` over the legal actions, or ``moving``: a frozen copy of the policy,
+    refreshed every ``magnet_update_every`` updates (the policy is pulled towards its own recent past)"""
+    magnet_coef: float = 0.05
+    """mmd: the KL weight (MMD's temperature alpha) at the first update"""
+    magnet_coef_end: float = 0.005
+    """mmd: the KL weight at the last update; linear annealing in between (equal to magnet_coef: constant)"""
+    magnet_update_every: int = 10
+    """mmd with ``magnet: moving``: updates between refreshes of the magnet (a copy of the current policy)"""
     # --- PPO
     learning_rate: float = 2.5e-4
     """Adam step size"""
@@ -244,6 +267,8 @@ PPOConfig.SCHEMA = {
     "checkpoint_every": _COUNT, "keep_every": config.Int(0), "plot": config.BOOL, "curves_png": config.STR,
     "progress": config.BOOL, "tensorboard": config.BOOL, "exploitability_every": config.Int(0, 10**12),
     "exploitability_first_hands": config.Int(1, 10**6), "exploitability_cache": config.STR,
+    "algorithm": config.Choice(*ALGORITHMS), "magnet": config.Choice("uniform", "moving"),
+    "magnet_coef": config.Float(0.0), "magnet_coef_end": config.Float(0.0), "magnet_update_every": _COUNT,
 }
 
 
@@ -723,6 +748,7 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
     league = League(cfg)
     history: list[dict] = []
     start_update, global_step, elapsed_before = 1, 0, 0.0
+    magnet = None  # mmd with a moving magnet: the frozen policy the loss pulls towards
     if resume:
         if not os.path.exists(ck_path):
             raise TrucError(f"--resume: no checkpoint at {ck_path}")
@@ -739,6 +765,10 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
             for s in league.snapshots:
                 s["params"] = {k: v.to(device) for k, v in s["params"].items()}
             history = list(ck["history"])
+            if "magnet" in ck:
+                magnet = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden, init=False).to(device)
+                magnet.load_state_dict(ck["magnet"])
+                magnet.eval().requires_grad_(False)
             start_update, global_step = ck["update"] + 1, ck["global_step"]
             elapsed_before = ck["elapsed"]
             changed = {k: (ck["config"].get(k), v) for k, v in dataclasses.asdict(cfg).items()
@@ -803,8 +833,15 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
         b_ret = torch.as_tensor(returns.astype(np.float32), device=device)
         batch = len(buf)
         mb_size = math.ceil(batch / cfg.num_minibatches)
+        mmd = cfg.algorithm == "mmd"
+        if mmd:
+            # MMD's temperature, annealed linearly over the run
+            frac = (update - 1.0) / max(num_updates - 1, 1)
+            magnet_coef = cfg.magnet_coef + frac * (cfg.magnet_coef_end - cfg.magnet_coef)
+            if cfg.magnet == "moving" and (magnet is None or (update - 1) % cfg.magnet_update_every == 0):
+                magnet = copy.deepcopy(net).eval().requires_grad_(False)
         net.train()
-        clipfracs, approx_kl, pg_loss, v_loss, entropy = [], torch.zeros(()), 0.0, 0.0, 0.0
+        clipfracs, approx_kl, pg_loss, v_loss, entropy, magnet_kl = [], torch.zeros(()), 0.0, 0.0, 0.0, 0.0
         for _epoch in range(cfg.update_epochs):
             perm = torch.as_tensor(rng.permutation(batch), device=device)
             for start in range(0, batch, mb_size):
@@ -829,6 +866,18 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
                     vl = 0.5 * ((newv - b_ret[mb]) ** 2).mean()
                 ent_mean = ent.mean()
                 loss = pg - cfg.ent_coef * ent_mean + cfg.vf_coef * vl
+                if mmd:
+                    # reverse KL to the magnet over the legal actions: sum_a pi(a) (log pi(a) - log m(a))
+                    mb_mask = b_mask[mb]
+                    logp_all = torch.log_softmax(net.masked_logits(b_obs[mb], mb_mask), dim=-1)
+                    if magnet is None:  # uniform over the legal actions
+                        logm = -torch.log(mb_mask.sum(-1, keepdim=True).float())
+                    else:
+                        with torch.no_grad():
+                            logm = torch.log_softmax(magnet.masked_logits(b_obs[mb], mb_mask), dim=-1)
+                    kl = (logp_all.exp() * (logp_all - logm).masked_fill(~mb_mask, 0.0)).sum(-1).mean()
+                    loss = loss + magnet_coef * kl
+                    magnet_kl = kl.item()
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
@@ -855,6 +904,8 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
             "episode_return": float(np.mean(others)) if others else float("nan"),
             "self_play_share": 1.0 - len(others) / max(len(episodes), 1),
         }
+        if mmd:
+            row["magnet_kl"], row["magnet_coef"] = magnet_kl, magnet_coef
         for spec in cfg.fixed_opponents:
             rets = [ret for label, ret, _ in episodes if label == spec]
             if rets:
@@ -879,6 +930,8 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
                 "league": [{**s, "params": {k: v.cpu() for k, v in s["params"].items()}} for s in league.snapshots],
                 "history": history,
             })
+            if magnet is not None:
+                ck["magnet"] = {k: v.detach().cpu() for k, v in magnet.state_dict().items()}
             save_atomic(ck, ck_path)
             if cfg.keep_every and update % cfg.keep_every == 0:
                 save_atomic(ck, os.path.join(run_dir, f"checkpoint_{update}.pt"))
@@ -932,7 +985,8 @@ def log_scalars(writer, row: dict, step: int) -> None:
              "episode_return": "charts/episode_return", "episode_length": "charts/episode_length",
              "self_play_share": "charts/self_play_share", "value_loss": "losses/value_loss",
              "policy_loss": "losses/policy_loss", "entropy": "losses/entropy", "approx_kl": "losses/approx_kl",
-             "clipfrac": "losses/clipfrac", "explained_variance": "losses/explained_variance"}
+             "clipfrac": "losses/clipfrac", "explained_variance": "losses/explained_variance",
+             "magnet_kl": "losses/magnet_kl", "magnet_coef": "charts/magnet_coef"}
     for key, tag in names.items():
         v = row.get(key)
         if v is not None and not (isinstance(v, float) and math.isnan(v)):

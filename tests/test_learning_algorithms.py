@@ -1,0 +1,206 @@
+"""Learning algorithms side by side on a tiny heads-up Le Truc: each lowers the exact exploitability
+from the uniform policy's within a budget of learner steps (PPO, MMD) or oracle calls (PSRO)."""
+
+from __future__ import annotations
+
+import csv
+import os
+
+import numpy as np
+import pytest
+from cfr_helpers import openspiel_policy
+
+from agents.random import RandomAgent
+from train.exploitability import policy_exploitability
+from truc_env.errors import TrucError
+from truc_env.rules import make_rules
+
+torch = pytest.importorskip("torch")
+
+TINY = {"ranks": 3, "hand_size": 1, "max_raises": 1, "redeal": False}
+UNIFORM = 3.0398  # exploitability of the uniform policy on TINY (points per hand, seat 0 deals)
+
+
+def ppo_run(tmp_path, algorithm: str, steps: int = 3072, **extra) -> tuple[list[dict], list[dict]]:
+    """(exploitability rows, history) of a tiny pure self-play run."""
+    from train.ppo import PPOConfig, train
+
+    cfg = PPOConfig.from_dict(dict(
+        name=algorithm, out_dir=str(tmp_path), seed=0, device="cpu", variant="le_truc", options=TINY,
+        total_steps=steps, num_envs=32, steps_per_update=512, hidden=[32, 32], learning_rate=3e-3,
+        self_play_prob=1.0, eval_opponent="random", eval_every=10**6, eval_episodes=20,
+        exploitability_every=steps // 512, checkpoint_every=10**6, plot=False, progress=False, tensorboard=False,
+        algorithm=algorithm, **extra))
+    train(cfg)
+    with open(os.path.join(str(tmp_path), algorithm, "exploitability.csv")) as f:
+        rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
+    ck = torch.load(os.path.join(str(tmp_path), algorithm, "checkpoint.pt"), weights_only=False)
+    return rows, ck["history"]
+
+
+def test_uniform_reference():
+    got = policy_exploitability(RandomAgent(), make_rules("le_truc", **TINY), log=lambda m: None)
+    assert got["exploitability"] == pytest.approx(UNIFORM, abs=1e-3)
+
+
+def test_unknown_algorithm_refused():
+    from train.ppo import PPOConfig
+
+    with pytest.raises(TrucError, match=r"algorithm.*one of ppo, mmd"):
+        PPOConfig.from_dict({"algorithm": "nfsp"})
+    with pytest.raises(TrucError, match=r"magnet.*one of uniform, moving"):
+        PPOConfig.from_dict({"algorithm": "mmd", "magnet": "past"})
+    with pytest.raises(TrucError, match="magnet_coef"):
+        PPOConfig.from_dict({"algorithm": "mmd", "magnet_coef": -1.0})
+
+
+def test_unknown_algorithm_refused_by_the_cli(tmp_path, capsys):
+    from train.cli import main
+
+    path = tmp_path / "c.yaml"
+    path.write_text("algorithm: a2c\n")
+    assert main(["train", "ppo", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "algorithm" in err and "ppo, mmd" in err
+    assert main(["train", "psro", "--config", str(path)]) == 2  # PSRO has no such setting
+    assert "unknown setting" in capsys.readouterr().err
+
+
+def test_ppo_lowers_exploitability(tmp_path):
+    rows, history = ppo_run(tmp_path, "ppo")
+    assert rows[-1]["global_step"] >= 3072
+    assert rows[-1]["exploitability"] < 2.6 < UNIFORM  # measured 2.33 at 3.3k steps
+    assert "magnet_kl" not in history[-1]
+
+
+def test_mmd_uniform_magnet_lowers_exploitability(tmp_path):
+    rows, history = ppo_run(tmp_path, "mmd", magnet="uniform", magnet_coef=0.5, magnet_coef_end=0.1)
+    assert rows[-1]["exploitability"] < 2.1 < UNIFORM  # measured 1.78 at 3.3k steps
+    kl = [h["magnet_kl"] for h in history]
+    assert all(k >= 0.0 for k in kl) and max(kl) > 0.0
+    coefs = [h["magnet_coef"] for h in history]
+    assert coefs[0] == pytest.approx(0.5) and coefs[-1] == pytest.approx(0.1)  # annealed linearly
+
+
+def test_mmd_moving_magnet_lowers_exploitability(tmp_path):
+    rows, history = ppo_run(tmp_path, "mmd", magnet="moving", magnet_coef=0.5, magnet_coef_end=0.1,
+                            magnet_update_every=2)
+    assert rows[-1]["exploitability"] < 2.6 < UNIFORM
+    # the magnet is a copy of the policy when it is refreshed: the KL is 0 in the first minibatch only
+    assert max(h["magnet_kl"] for h in history) > 0.0
+
+
+def test_mmd_moving_magnet_resumes(tmp_path):
+    from train.ppo import PPOConfig, train
+
+    base = dict(name="m", out_dir=str(tmp_path), device="cpu", options=TINY, total_steps=1024, num_envs=16,
+                steps_per_update=512, hidden=[16], self_play_prob=1.0, eval_opponent="random", eval_every=10**6,
+                eval_episodes=10, plot=False, progress=False, tensorboard=False, algorithm="mmd", magnet="moving",
+                magnet_update_every=5)
+    train(PPOConfig.from_dict({**base, "total_steps": 512}))
+    ck = torch.load(os.path.join(str(tmp_path), "m", "checkpoint.pt"), weights_only=False)
+    assert "magnet" in ck  # a moving magnet survives a restart
+    train(PPOConfig.from_dict(base), resume=True)
+
+
+# ---------------------------------------------------------------------------------- PSRO
+def test_meta_solver_finds_rock_paper_scissors():
+    from train.psro import solve_matrix_game
+
+    M = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
+    p, q, v = solve_matrix_game(M, 5000)
+    assert np.allclose(p, 1 / 3, atol=0.01) and np.allclose(q, 1 / 3, atol=0.01) and abs(v) < 0.01
+
+
+def test_best_response_table_is_exact():
+    from train.exploitability import cached_tree
+    from train.psro import TableGame
+
+    game = TableGame(cached_tree(make_rules("le_truc", **TINY)))
+    sigma = game.uniform()
+    br, (v0, v1) = game.best_response(sigma)
+    ev = game.exploitability(sigma)
+    assert (v0, v1) == pytest.approx((ev["br0"], ev["br1"]))
+    assert set(np.unique(br)) <= {0.0, 1.0}  # pure
+    # the table reaches the best-response values it claims
+    assert game.value(game.combine(br, sigma)) == pytest.approx(ev["br0"], abs=1e-9)
+    assert -game.value(game.combine(sigma, br)) == pytest.approx(ev["br1"], abs=1e-9)
+
+
+def test_psro_lowers_exploitability(tmp_path):
+    from agents import make_agent
+    from train import config
+    from train.psro import PSROConfig, run
+
+    cfg = config.build(PSROConfig, {"options": TINY, "iterations": 5, "meta_iterations": 2000, "out": str(tmp_path)})
+    summary = run(cfg, log=lambda m: None)
+    assert summary["uniform_exploitability"] == pytest.approx(UNIFORM, abs=1e-3)
+    assert summary["exploitability"] < 0.5  # measured 0.385 after 5 oracle calls
+    assert summary["policies"] == 6
+    # the strategy file plays the meta-Nash mixture: measured again through the cfr: agent
+    rules = make_rules("le_truc", **TINY)
+    agent = make_agent(f"cfr:{tmp_path / 'strategy.npz'}", rules)
+    again = policy_exploitability(agent, rules, log=lambda m: None)
+    assert again["exploitability"] == pytest.approx(summary["exploitability"], abs=1e-6)
+    assert (tmp_path / "curve.csv").exists() and (tmp_path / "curve.png").exists()
+
+
+def test_truc_train_psro_command(tmp_path, capsys):
+    import json
+
+    from train.cli import main
+
+    path = tmp_path / "psro.yaml"
+    path.write_text(f"options: {json.dumps(TINY)}\niterations: 2\nmeta_iterations: 500\nout: {tmp_path / 'run'}\n")
+    assert main(["train", "psro", "--config", str(path), "--set", "iterations=1"]) == 0
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["iterations"] == 1 and summary["policies"] == 2
+    assert summary["exploitability"] < summary["uniform_exploitability"]
+    assert "exploitability" in capsys.readouterr().out
+
+
+def test_psro_refuses_a_redeal_and_bad_settings(tmp_path):
+    from train import config
+    from train.psro import PSROConfig
+
+    with pytest.raises(TrucError, match="redeal: false"):
+        config.build(PSROConfig, {"options": {**TINY, "redeal": True}})
+    with pytest.raises(TrucError, match="iterations"):
+        config.build(PSROConfig, {"options": TINY, "iterations": 0})
+    with pytest.raises(TrucError, match="public tree"):
+        config.build(PSROConfig, {"variant": "le_truc_4p"})
+
+
+# ---------------------------------------------------------------------------------- OpenSpiel's NFSP
+@pytest.mark.slow
+def test_openspiel_nfsp_measured_as_openspiel_measures_it(tmp_path):
+    """Our exact figure for NFSP's average policy equals OpenSpiel's own ``exploitability`` of it."""
+    pyspiel = pytest.importorskip("pyspiel")
+    pytest.importorskip("tree")  # dm-tree, which open_spiel.python.pytorch.nfsp imports
+    from open_spiel.python.algorithms import exploitability
+
+    import truc_env.openspiel_game  # noqa: F401
+    from train import openspiel_nfsp
+
+    def keep(msg):
+        pass
+
+    out = openspiel_nfsp.run(TINY, steps=3000, seed=0, eval_every=3000, out=str(tmp_path), min_buffer=64, log=keep)
+    avg = out["policy"]
+    game = pyspiel.load_game("python_truc", {"variant": "le_truc", "episode": "hand", "dealer": 0, **TINY})
+
+    def probs_of(state, p):
+        x = np.asarray(state.information_state_tensor(p), dtype=np.float32)
+        mask = np.zeros(game.num_distinct_actions(), dtype=bool)
+        mask[state.legal_actions()] = True
+        with torch.no_grad():
+            logits = avg.agents[p]._avg_network(torch.from_numpy(x)[None])[0].double().numpy()
+        logits[~mask] = -np.inf
+        probs = np.exp(logits - logits[mask].max())
+        return probs / probs.sum()
+
+    pol = openspiel_policy(game, probs_of)
+    theirs = exploitability.exploitability(game, pol)
+    ours = policy_exploitability(avg, make_rules("le_truc", **TINY), abstraction="none", log=keep)["exploitability"]
+    assert ours == pytest.approx(theirs, abs=1e-6)
+    assert theirs > 0.5  # far from an equilibrium: a real comparison

@@ -1,0 +1,325 @@
+"""PSRO on the public tree: ``truc train psro --config configs/psro_<name>.yaml``.
+
+Policy-Space Response Oracles (Lanctot et al. 2017) for heads-up hands, with the exact best response
+of the public-tree solver as its oracle. Every policy is a table (one distribution per information
+set, :mod:`agents.cfr.solver`'s slots) that plays both seats. One iteration:
+
+1. the meta-game: ``M[i, j]`` = seat 0's expected points when seat 0 plays policy ``i`` and seat 1
+   plays policy ``j`` (exact, one pass over the tree per new entry);
+2. the meta-solver: a Nash equilibrium ``(p, q)`` of that zero-sum matrix game (regret matching+
+   with linear averaging, :func:`solve_matrix_game`);
+3. the oracle: each seat's exact best response (a pure table, :func:`best_response_table`) to the
+   other seat's mixture; both join the population as one new policy.
+
+A mixture of tables is itself a table: at each information set, the members' distributions
+weighted by meta-probability x the seat's own probability of reaching it (:func:`mix_tables`;
+Kuhn's theorem). The meta-Nash mixture is what PSRO outputs (its "average policy"); the last best
+response alone (the "last iterate") is a pure strategy and is logged too. The budget is a count of
+oracle calls (``iterations``), never wall-clock time. The strategy file the run writes
+(``{out}/strategy.npz``) is what ``cfr:PATH`` loads.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from numba import njit
+
+from truc_env.atomic import atomic_write_text
+from truc_env.errors import TrucError
+from truc_env.rules import make_rules
+
+from . import config
+
+LEAF, REDEAL = 1, 2  # agents.cfr.tree edge kinds
+
+
+@dataclass
+class PSROConfig:
+    variant: str = "le_truc"
+    """the variant (heads-up, one the public tree supports, without a redeal)"""
+    options: dict = field(default_factory=dict)
+    """the variant's options, as for ``make_rules``"""
+    dealer: int = 0
+    """the dealer of the hand played"""
+    score: list = field(default_factory=lambda: [0, 0])
+    """the score before the hand"""
+    abstraction: str = "strength"
+    """strength (cards of equal strength merged) or none"""
+    iterations: int = 50
+    """oracle calls (each adds one best response per seat): the budget"""
+    meta_iterations: int = 20000
+    """regret-matching+ iterations of the meta-solver per PSRO iteration"""
+    initial: str = "uniform"
+    """the first policy of the population: ``uniform`` over legal actions"""
+    eval_every: int = 1
+    """PSRO iterations between exploitability measurements of the meta-Nash mixture (and the last one)"""
+    out: str = "runs/psro"
+    """folder of the curve (CSV, PNG), the summary and the strategy file"""
+
+    KIND = "PSRO"
+
+    def validate(self) -> None:
+        """Rules the tree must take: heads-up, supported, no redeal."""
+        from agents.cfr.tree import unsupported_reason
+
+        rules = make_rules(self.variant, **self.options)
+        why = unsupported_reason(rules, tuple(self.score))
+        if why:
+            raise TrucError(f"PSRO needs a game the public tree takes: {why}")
+        if rules.redeal:
+            raise TrucError(f"PSRO plays one hand without a redeal; set options.redeal: false for {self.variant}")
+        if len(self.score) != 2:
+            raise TrucError(f"PSRO setting score must be two numbers (seat 0, seat 1), got {self.score}")
+
+
+PSROConfig.SCHEMA = {
+    "variant": config.STR, "options": config.DICT, "dealer": config.Int(0, 1),
+    "score": config.List(config.Int(0, 10**6), min_len=2), "abstraction": config.Choice("strength", "none"),
+    "iterations": config.Int(1, 10**6), "meta_iterations": config.Int(1, 10**8), "initial": config.Choice("uniform"),
+    "eval_every": config.Int(1, 10**6), "out": config.STR,
+}
+
+
+# ---------------------------------------------------------------------------------- tables
+@njit(cache=True)
+def _best_response_choice(seat, actor, hs, act_start, kind, child, util, trans, hs_off, hs_hands, tr_off, tr_pos, W,
+                          iset_off, iset_start, slot_k, roff, voff, reach, values, out):
+    """Write ``seat``'s pure best response into ``out`` (its slots only), from the best-response values
+    ``values`` of a ``backward(best_response=True)`` pass and the opponent's reach in ``reach``: at each
+    of its information sets the action of highest value (the kernel's per-slot values, recomputed)."""
+    n = actor.shape[0]
+    hsize = hs_off[1:] - hs_off[:-1]
+    sign = 1.0 if seat == 0 else -1.0
+    for i in range(n):
+        if actor[i] != seat:
+            continue
+        e0 = act_start[i]
+        sp, so = hs[i, seat], hs[i, 1 - seat]
+        hp = hs_hands[hs_off[sp]:hs_off[sp] + hsize[sp]]
+        ho = hs_hands[hs_off[so]:hs_off[so] + hsize[so]]
+        ro = roff[i, 1 - seat]
+        for h in range(hsize[sp]):
+            iset = iset_off[i] + h
+            s0, s1 = iset_start[iset], iset_start[iset + 1]
+            w = 0.0
+            for b in range(hsize[so]):
+                r = reach[ro + b]
+                if r != 0.0:
+                    w += (W[hp[h], ho[b]] if seat == 0 else W[ho[b], hp[h]]) * r
+            best, arg = -1e300, s0
+            for s in range(s0, s1):
+                e = e0 + slot_k[s]
+                if kind[e] == LEAF:
+                    x = sign * util[e] * w
+                elif kind[e] == REDEAL:
+                    x = 0.0  # PSRO refuses rules with a redeal
+                else:
+                    t = trans[e]
+                    j = h if t < 0 else tr_pos[tr_off[t] + h]
+                    x = values[voff[child[e], seat] + j]
+                if x > best:
+                    best, arg = x, s
+                out[s] = 0.0
+            out[arg] = 1.0
+
+
+class TableGame:
+    """A heads-up hand's public tree and solver, with the seat and own-reach index of every slot."""
+
+    def __init__(self, tree):
+        from agents.cfr.solver import PublicTreeSolver
+
+        self.tree = tree
+        self.solver = PublicTreeSolver(tree)
+        s = self.solver
+        iset_of_slot = np.repeat(np.arange(s.n_infosets), np.diff(s.iset_start))
+        node_of_iset = np.repeat(np.arange(tree.n_nodes), np.diff(s.iset_off))
+        node = node_of_iset[iset_of_slot]
+        self.seat_of_slot = tree.actor[node].astype(np.int64)
+        hand = iset_of_slot - s.iset_off[node]
+        self.reach_index = s.roff[node, self.seat_of_slot] + hand
+
+    def uniform(self) -> np.ndarray:
+        """The table of the uniform policy over legal actions."""
+        counts = np.diff(self.solver.iset_start)
+        return np.repeat(1.0 / counts, counts)
+
+    def combine(self, seat0: np.ndarray, seat1: np.ndarray) -> np.ndarray:
+        """The table that plays seat 0 as ``seat0`` and seat 1 as ``seat1``."""
+        return np.where(self.seat_of_slot == 0, seat0, seat1)
+
+    def value(self, sigma: np.ndarray) -> float:
+        """Seat 0's expected points when both seats follow ``sigma``."""
+        self.solver.forward(0, sigma)
+        self.solver.forward(1, sigma)
+        return float(self.solver.backward(0, sigma))
+
+    def exploitability(self, sigma: np.ndarray) -> dict:
+        """Exact best-response values and exploitability (points per hand) of ``sigma``."""
+        from agents.cfr.policy_tree import best_response_values
+
+        return best_response_values(self.solver, sigma)
+
+    def best_response(self, sigma: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
+        """A pure table best-responding to ``sigma`` at each seat, and each seat's best-response value."""
+        s, t = self.solver, self.tree
+        out = np.zeros(s.n_slots)
+        values = []
+        for seat in (0, 1):
+            s.forward(0, sigma)
+            s.forward(1, sigma)
+            values.append(float(s.backward(seat, sigma, best_response=True)))
+            _best_response_choice(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.util, t.trans, t.hs_off,
+                                  t.hs_hands, t.tr_off, t.tr_pos, t.W, s.iset_off, s.iset_start, s.slot_k, s.roff,
+                                  s.voff, s.reach, s.values, out)
+        return out, (values[0], values[1])
+
+    def mix(self, tables: list[np.ndarray], weights0, weights1) -> np.ndarray:
+        """The table of a mixture: seat 0 draws a table with ``weights0`` once per hand and follows it,
+        seat 1 with ``weights1``. Each information set gets the members' distributions weighted by
+        meta-probability x own reach (where no member reaches it: by meta-probability alone)."""
+        out = np.zeros(self.solver.n_slots)
+        for seat, weights in ((0, weights0), (1, weights1)):
+            num = np.zeros(self.solver.n_slots)
+            den = np.zeros(self.solver.n_slots)
+            plain = np.zeros(self.solver.n_slots)
+            for table, w in zip(tables, weights):
+                if w <= 0.0:
+                    continue
+                self.solver.forward(seat, table)
+                r = w * self.solver.reach[self.reach_index]
+                num += r * table
+                den += r
+                plain += w * table
+            mine = self.seat_of_slot == seat
+            safe = np.where(den > 0, den, 1.0)
+            out[mine] = np.where(den > 0, num / safe, plain / max(float(np.sum(weights)), 1e-300))[mine]
+        return out
+
+
+def solve_matrix_game(M: np.ndarray, iterations: int = 20000) -> tuple[np.ndarray, np.ndarray, float]:
+    """An approximate Nash equilibrium ``(p, q, value)`` of the zero-sum game where the row player
+    (seat 0) gets ``M[i, j]``: regret matching+ with linearly weighted averages (the averages converge)."""
+    m, n = M.shape
+    Rp, Rq = np.zeros(m), np.zeros(n)
+    Sp, Sq = np.zeros(m), np.zeros(n)
+    for t in range(1, iterations + 1):
+        p = Rp / Rp.sum() if Rp.sum() > 0 else np.full(m, 1.0 / m)
+        q = Rq / Rq.sum() if Rq.sum() > 0 else np.full(n, 1.0 / n)
+        u_row = M @ q
+        u_col = -(p @ M)
+        Rp = np.maximum(Rp + u_row - p @ u_row, 0.0)
+        Rq = np.maximum(Rq + u_col - q @ u_col, 0.0)
+        Sp += t * p
+        Sq += t * q
+    p, q = Sp / Sp.sum(), Sq / Sq.sum()
+    return p, q, float(p @ M @ q)
+
+
+# ---------------------------------------------------------------------------------- the run
+def run(cfg: PSROConfig, log=print) -> dict:
+    """Run PSRO for ``cfg.iterations`` oracle calls; writes the curve, the summary and the strategy file."""
+    from agents.cfr.strategy import StrategyTable, save_strategy
+    from train.exploitability import cached_tree, default_cache_dir
+
+    rules = make_rules(cfg.variant, **cfg.options)
+    config.output_folder(cfg.out)
+    cpu0, t0 = time.process_time(), time.time()
+    tree = cached_tree(rules, cfg.dealer, tuple(cfg.score), cfg.abstraction, default_cache_dir())
+    game = TableGame(tree)
+    population = [game.uniform()]
+    M = np.array([[game.value(population[0])]])
+    rows: list[dict] = []
+    p = q = np.ones(1)
+    mixture = population[0]
+
+    def measure(it: int, last_br: float) -> dict:
+        ev = game.exploitability(mixture)
+        row = {"iteration": it, "policies": len(population), "exploitability": ev["exploitability"],
+               "br0": ev["br0"], "br1": ev["br1"], "value_seat0": ev["value_seat0"],
+               "last_response_exploitability": last_br, "cpu_seconds": time.process_time() - cpu0}
+        rows.append(row)
+        return row
+
+    measure(0, float("nan"))
+    log(f"psro: tree {tree.n_nodes:,} public nodes; uniform policy exploitability {rows[0]['exploitability']:.4f}")
+    for it in range(1, cfg.iterations + 1):
+        br, _ = game.best_response(mixture)
+        population.append(br)
+        # the new row and column of the meta-game
+        k = len(population)
+        M2 = np.zeros((k, k))
+        M2[:k - 1, :k - 1] = M
+        for j in range(k):
+            M2[k - 1, j] = game.value(game.combine(population[k - 1], population[j]))
+            M2[j, k - 1] = game.value(game.combine(population[j], population[k - 1]))
+        M = M2
+        p, q, _ = solve_matrix_game(M, cfg.meta_iterations)
+        mixture = game.mix(population, p, q)
+        if it % cfg.eval_every == 0 or it == cfg.iterations:
+            last_br = game.exploitability(br)["exploitability"]
+            row = measure(it, last_br)
+            log(f"psro iteration {it}: {k} policies, meta-Nash mixture exploitability {row['exploitability']:.5f} "
+                f"(last best response alone: {last_br:.3f})")
+    final = rows[-1]
+    header = {"variant": cfg.variant, "options": dict(rules.options), "rules_key": rules.key, "dealer": cfg.dealer,
+              "score": list(cfg.score), "abstraction": cfg.abstraction, "algorithm": "psro",
+              "iterations": cfg.iterations, "exploitability": final["exploitability"],
+              "value_seat0": final["value_seat0"], "redeal_value": None}
+    save_strategy(os.path.join(cfg.out, "strategy.npz"), header,
+                  {"main": StrategyTable.from_solver(tree, game.solver, mixture)})
+    _write_curve(os.path.join(cfg.out, "curve.csv"), rows)
+    plot_curve(rows, os.path.join(cfg.out, "curve.png"), f"PSRO {cfg.variant}")
+    summary = {"config": asdict(cfg), "iterations": cfg.iterations, "policies": len(population),
+               "exploitability": final["exploitability"], "uniform_exploitability": rows[0]["exploitability"],
+               "last_response_exploitability": final["last_response_exploitability"],
+               "meta_weights_seat0": p.tolist(), "meta_weights_seat1": q.tolist(),
+               "cpu_seconds": time.process_time() - cpu0, "seconds": time.time() - t0}
+    atomic_write_text(os.path.join(cfg.out, "summary.json"), json.dumps(summary, indent=2, default=float))
+    log(f"exploitability {final['exploitability']:.5f} points/hand after {cfg.iterations} PSRO iterations "
+        f"(uniform: {rows[0]['exploitability']:.4f}); strategy: cfr:{os.path.join(cfg.out, 'strategy.npz')}")
+    return summary
+
+
+def _write_curve(path: str, rows: list[dict]) -> None:
+    import io
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    atomic_write_text(path, buf.getvalue())
+
+
+def plot_curve(rows: list[dict], path: str, title: str) -> None:
+    """Exploitability of the meta-Nash mixture against PSRO iterations (log scale) as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from truc_env.atomic import atomic_open
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot([r["iteration"] for r in rows], [r["exploitability"] for r in rows], marker=".")
+    ax.set_yscale("log")
+    ax.set_xlabel("PSRO iterations (oracle calls)")
+    ax.set_ylabel("exploitability (points per hand)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    with atomic_open(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=90)
+    plt.close(fig)
+
+
+def main(config_path: str, overrides=()) -> dict:
+    """``truc train psro --config PATH [--set key=value ...]``."""
+    cfg = config.load(PSROConfig, config_path, overrides)
+    return run(cfg)
