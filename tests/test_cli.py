@@ -125,7 +125,7 @@ def test_play_input_ending_is_a_clear_error():
 def test_truc_play_from_the_shell_ends_cleanly_when_input_ends():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-m", "train.cli", "play", "--seed", "2"], cwd=ROOT, env=env,
-                          input="2\nnonsense\n", capture_output=True, text=True, timeout=120)
+                          input="2\nnonsense\n", capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2
     assert "truc: error: input ended before an action was chosen" in proc.stderr
     assert "Traceback" not in proc.stderr
