@@ -16,8 +16,8 @@ gives relabellings of the suits that change nothing in the game, to average a po
 suit-blind over them. With ``abstraction="none"`` every card is its own class.
 
 - :func:`infoset_state`: a real engine state at an information set (any agent, small games);
-- :func:`root_state`, :func:`fill_rows`, :func:`scatter_rows`: one state per public node, the
-  hand-dependent rows of a batch written in directly and the batch's answers added to the table;
+- :func:`root_state`, :func:`hand_rows`, :func:`scatter_logits`: one state per public node, the
+  hand-dependent parts of a batch's rows and the batch's answers added to the table;
 - :func:`best_response_values`: each seat's exact best response to the table.
 """
 
@@ -199,18 +199,19 @@ def slot_probabilities(tree: PublicTree, solver: PublicTreeSolver, node: int, j:
 
 
 @njit(cache=True)
-def fill_rows(base, node_set, used, own_played, hs_off, hs_hands, hand_counts, card_index, pct, nonplay, play,
-               o_hand, o_strength, hand_size, X, mask, row_node, row_hand):
-    """Network inputs and masks of every (node, hand) row of a chunk of public nodes."""
+def hand_rows(node_set, used, own_played, hs_off, hs_hands, hand_counts, card_index, pct, hand_size,
+               row_node, row_hand, row_cards, row_strength):
+    """Per (node, hand) row of a chunk: the deck indices of the unplayed cards in hand (canonical
+    assignment, -1 past the last) and the hand's sorted card strengths (the strength features)."""
     r = 0
     n_classes = card_index.shape[0]
     vals = np.zeros(hand_size + 8, dtype=np.float32)
-    for b in range(base.shape[0]):
+    for b in range(node_set.shape[0]):
         s = node_set[b]
         for j in range(hs_off[s + 1] - hs_off[s]):
             h = hs_hands[hs_off[s] + j]
-            X[r, :] = base[b, :]
-            mask[r, :] = nonplay[b, :]
+            row_cards[r, :] = -1
+            nc = 0
             nv = 0
             for c in range(n_classes):
                 k = hand_counts[h, c] - own_played[b, c]
@@ -219,15 +220,19 @@ def fill_rows(base, node_set, used, own_played, hs_off, hs_hands, hand_counts, c
                     if idx >= card_index.shape[1] or card_index[c, idx] < 0:
                         idx = used[b, c] - 1 if used[b, c] > 0 else 0  # unreachable hand: any card
                     d = card_index[c, idx]
-                    X[r, o_hand + d] = 1.0
-                    mask[r, play + d] = True
+                    seen = False
+                    for u in range(nc):
+                        seen = seen or row_cards[r, u] == d
+                    if not seen and nc < row_cards.shape[1]:
+                        row_cards[r, nc] = d
+                        nc += 1
                     if nv < vals.shape[0]:
                         vals[nv] = pct[d]
                         nv += 1
-            if o_strength >= 0:
-                srt = np.sort(vals[:nv])[::-1]
-                for t in range(min(nv, hand_size)):
-                    X[r, o_strength + t] = srt[t]
+            row_strength[r, :] = 0.0
+            srt = np.sort(vals[:nv])[::-1]
+            for t in range(min(nv, hand_size)):
+                row_strength[r, t] = srt[t]
             row_node[r] = b
             row_hand[r] = j
             r += 1
@@ -235,26 +240,46 @@ def fill_rows(base, node_set, used, own_played, hs_off, hs_hands, hand_counts, c
 
 
 @njit(cache=True)
-def scatter_rows(P, row_node, row_hand, nodes, iset_off, iset_start, slot_k, act_start, label, act_class, n_classes,
-             weight, sigma):
-    """Add ``weight`` x the rows' action probabilities, summed per class for card plays, to their slots."""
+def scatter_logits(logits, row_node, row_hand, row_cards, perm, nonplay, play, nodes, iset_off, iset_start, slot_k,
+                    act_start, label, act_class, n_classes, weight, sigma):
+    """Softmax of each row's logits over its legal actions (the node's non-card actions and the
+    hand's cards, relabelled by ``perm``), card plays summed per class, ``weight`` x that added to
+    the row's slots."""
+    A = logits.shape[1]
+    legal = np.zeros(A, dtype=np.bool_)
+    p = np.zeros(A)
     pc = np.zeros(n_classes)
-    for r in range(P.shape[0]):
-        n = nodes[row_node[r]]
+    for r in range(logits.shape[0]):
+        b = row_node[r]
+        n = nodes[b]
+        for a in range(A):
+            legal[a] = nonplay[b, a]
+        for u in range(row_cards.shape[1]):
+            if row_cards[r, u] >= 0:
+                legal[play + perm[row_cards[r, u]]] = True
+        top = -np.inf
+        for a in range(A):
+            if legal[a] and logits[r, a] > top:
+                top = logits[r, a]
+        tot = 0.0
+        for a in range(A):
+            p[a] = np.exp(np.float64(logits[r, a]) - np.float64(top)) if legal[a] else 0.0
+            tot += p[a]
         pc[:] = 0.0
-        for a in range(P.shape[1]):
+        for a in range(A):
+            p[a] /= tot
             if act_class[a] >= 0:
-                pc[act_class[a]] += P[r, a]
+                pc[act_class[a]] += p[a]
         i = iset_off[n] + row_hand[r]
         a0, a1 = iset_start[i], iset_start[i + 1]
         tot = 0.0
         for s in range(a0, a1):
             lab = label[act_start[n] + slot_k[s]]
-            tot += pc[lab - 65536] if lab >= 65536 else P[r, lab]
+            tot += pc[lab - 65536] if lab >= 65536 else p[lab]
         for s in range(a0, a1):
             lab = label[act_start[n] + slot_k[s]]
-            p = pc[lab - 65536] if lab >= 65536 else P[r, lab]
-            sigma[s] += weight * (p / tot if tot > 0 else 1.0 / (a1 - a0))
+            q = pc[lab - 65536] if lab >= 65536 else p[lab]
+            sigma[s] += weight * (q / tot if tot > 0 else 1.0 / (a1 - a0))
 
 
 def root_state(rules: Rules, dealer: int, score, after_redeal: bool) -> State:
