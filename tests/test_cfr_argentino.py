@@ -242,7 +242,6 @@ def test_flor_holder_information_sets_offer_only_flor_and_fold(flor_tree):
         assert (labels == {L.FLOR, L.FOLD}) if flor[h] else (L.FLOR not in labels and L.FOLD in labels)
 
 
-@pytest.mark.slow  # OpenSpiel's Python best response over the 560 deals of 3-card hands: many minutes
 def _agent_plays(agent, s, rng, on_text=None):
     """Play the hand of ``s`` to its end, the agent choosing from its info-state string."""
     from truc_env.observe import info_state_string
@@ -260,6 +259,7 @@ def _agent_plays(agent, s, rng, on_text=None):
     return s
 
 
+@pytest.mark.slow  # OpenSpiel's Python best response over the 560 deals of 3-card hands: many minutes
 def test_openspiel_exploitability_of_our_flor_strategy_equals_ours(tmp_path, flor_tree):
     _openspiel_agrees(tmp_path, flor_tree, FLOR, 20)
 
