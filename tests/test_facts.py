@@ -13,7 +13,6 @@ Regenerate only when a change of what a seat sees is intended:
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import pickle
@@ -237,40 +236,6 @@ def test_withdrawn_cards_leave_the_drawn_trick():
                 assert all(t == s.trick_no and seat in s.resigned for t, seat, c in s.withdrawn)
                 return
     pytest.fail("no put_n game withdrew a card")
-
-
-def _imports(path: Path, modules: set) -> set:
-    """The truc_env modules a module imports, at the top or inside functions."""
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            if node.level == 1:
-                out |= {node.module.split(".")[0]} if node.module else {a.name for a in node.names}
-            elif node.module == "truc_env":
-                out.add("__init__")
-            elif node.module and node.module.startswith("truc_env."):
-                out.add(node.module.split(".")[1])
-        elif isinstance(node, ast.Import):
-            out |= {a.name.split(".")[1] for a in node.names if a.name.startswith("truc_env.")}
-    return out & modules
-
-
-def test_truc_env_modules_import_each_other_without_a_circle():
-    package = Path(__file__).resolve().parents[1] / "truc_env"
-    modules = {p.stem for p in package.glob("*.py")}
-    graph = {m: _imports(package / f"{m}.py", modules) - {m} for m in modules}
-    assert graph["view"] <= {"engine", "rules", "actions", "errors", "cards", "variants"}, graph["view"]
-    done: set = set()
-
-    def visit(m, path):
-        assert m not in path, "import circle: " + " -> ".join(path[path.index(m):] + [m])
-        if m not in done:
-            for dep in sorted(graph[m]):
-                visit(dep, path + [m])
-            done.add(m)
-
-    for m in sorted(modules):
-        visit(m, [])
 
 
 if __name__ == "__main__":

@@ -66,6 +66,13 @@ def test_no_import_circles_between_modules():
         visit(m, [])
 
 
+def test_visibility_sits_just_above_the_engine():
+    """view.py decides what a seat sees; the encoders, renderers and adapters ask it, never the reverse."""
+    below = {"truc_env.engine", "truc_env.rules", "truc_env.variants", "truc_env.actions", "truc_env.errors",
+             "truc_env.cards"}
+    assert {t for t, _, _ in imports("truc_env.view")} <= below
+
+
 def test_no_private_names_imported_from_another_module():
     # a package's private module (truc_env._vector_kernels) is its own business; a private name is not
     found = [f"{m}: {t}.{n}" for m in MODULES for t, names, _ in imports(m) for n in names
