@@ -99,6 +99,7 @@ def test_openspiel_cfr_plus_gives_the_same_exploitability_with_envido(iterations
             ours.exploitability(), abs=1e-6)
 
 
+@pytest.mark.slow  # about a minute: OpenSpiel's Python best response over every deal (the envido walks stay in the fast suite)
 def test_openspiel_exploitability_of_our_argentine_strategy_equals_ours(tmp_path):
     _openspiel_agrees(tmp_path, build_tree(make_rules("truco_argentino", **TINY)), TINY, 40)
 
