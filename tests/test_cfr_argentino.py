@@ -80,7 +80,7 @@ def test_envido_points_of_hands():
         assert values[ab.hand_of_cards([fam.parse(c) for c in cards])] == expected
 
 
-@pytest.mark.slow  # about a minute: OpenSpiel's Python CFR+ and best response (the export test below is the fast check)
+@pytest.mark.slow  # about a minute: OpenSpiel's Python CFR+ and best response
 @pytest.mark.parametrize("iterations", [3])
 def test_openspiel_cfr_plus_gives_the_same_exploitability_with_envido(iterations):
     pyspiel = pytest.importorskip("pyspiel")
