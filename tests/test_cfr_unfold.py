@@ -56,6 +56,7 @@ def test_heads_up_paulista_every_vira_same_arrays():
         assert np.any(arrays["label"] == STUCK)  # one-card manilha classes: ruled-out hands
 
 
+@pytest.mark.slow  # about 12 s: the heads-up Mineiro tree (the other unfoldings stay in the fast suite)
 def test_heads_up_mineiro_stuck_leaves_same_arrays():
     memo = _memo(make_rules("truco_mineiro", players=2, ranks=3))
     arrays = _assert_same(memo)

@@ -99,6 +99,7 @@ def test_ruled_out_hands_keep_an_action_and_best_response_is_finite(abstraction)
         assert abs(ev["br0"]) < 12 and abs(ev["br1"]) < 12 and ev["exploitability"] >= -1e-12
 
 
+@pytest.mark.slow  # about 20 s: OpenSpiel's Python CFR+ (the exported-strategy check stays in the fast suite)
 def test_openspiel_cfr_plus_gives_the_same_exploitability():
     """OpenSpiel's CFR+ on the whole hand (the vira a chance node) = our subgames weighted by vira chance."""
     pyspiel = pytest.importorskip("pyspiel")
