@@ -237,10 +237,12 @@ class PPOConfig:
         need(not (self.fixed_prob > 0 and not self.fixed_opponents), "fixed_prob > 0 needs fixed_opponents")
         need(self.random_start_score == 0.0 or self.episode == "hand", "random_start_score needs episode: hand")
         if self.exploitability_every:
-            from agents.cfr.tree import unsupported_reason
+            from train.exploitability import check_applies
 
-            why = unsupported_reason(make_rules(self.variant, **(self.options or {})))
-            need(why is None, f"exploitability_every needs a game the public tree takes: {why}")
+            try:
+                check_applies(make_rules(self.variant, **(self.options or {})))
+            except TrucError as e:
+                need(False, f"exploitability_every needs a game the public tree takes: {e}")
 
     @property
     def num_updates(self) -> int:
