@@ -276,18 +276,39 @@ PPOConfig.SCHEMA = {
 
 # ---------------------------------------------------------------------------------------------- rollouts
 class Buffer:
-    """Learner transitions in the order they were taken; ``nxt`` links a seat's successive steps."""
+    """Learner transitions in the order they were taken; ``nxt`` links a seat's successive steps.
+
+    Observations and masks are kept as the 2-D blocks they arrive in (a row per table decision, a
+    block per batched-engine group) and joined once, by :attr:`obs` / :attr:`mask`: stacking
+    thousands of rows one by one cost more than the rest of the bookkeeping."""
 
     def __init__(self):
-        self.obs, self.mask, self.action, self.logp, self.value = [], [], [], [], []
+        self._obs, self._mask = [], []  # blocks of rows
+        self.action, self.logp, self.value = [], [], []
         self.reward, self.done, self.nxt = [], [], []
 
     def __len__(self) -> int:
         return len(self.action)
 
+    @property
+    def obs(self) -> np.ndarray:
+        """(n, features) float32: every transition's network input, in order."""
+        return self._joined(self._obs)
+
+    @property
+    def mask(self) -> np.ndarray:
+        """(n, actions) bool: every transition's legal actions, in order."""
+        return self._joined(self._mask)
+
+    @staticmethod
+    def _joined(blocks: list) -> np.ndarray:
+        if len(blocks) > 1:
+            blocks[:] = [np.concatenate(blocks)]  # joined once, kept joined
+        return blocks[0] if blocks else np.zeros((0, 0), np.float32)
+
     def add(self, obs, mask, action, logp, value) -> int:
-        self.obs.append(obs)
-        self.mask.append(mask)
+        self._obs.append(np.asarray(obs)[None])
+        self._mask.append(np.asarray(mask)[None])
         self.action.append(action)
         self.logp.append(logp)
         self.value.append(value)
@@ -297,10 +318,10 @@ class Buffer:
         return len(self.action) - 1
 
     def extend(self, obs, mask, action, logp, value) -> int:
-        """Add a batch of transitions (rows of fresh arrays); returns the index of the first."""
+        """Add a batch of transitions (rows of fresh arrays, kept as they are); returns the index of the first."""
         j, k = len(self.action), len(action)
-        self.obs.extend(obs)
-        self.mask.extend(mask)
+        self._obs.append(obs)
+        self._mask.append(mask)
         self.action.extend(action.tolist())
         self.logp.extend(logp.tolist())
         self.value.extend(value.tolist())
@@ -324,18 +345,21 @@ class Buffer:
     def advantages(self, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
         """GAE along each seat's own trajectory (a successor always comes later in the buffer)."""
         n = len(self)
-        values = np.asarray(self.value, np.float64)
-        adv = np.zeros(n)
+        # Python floats are float64, as numpy's were: the same values, without a numpy scalar per step
+        values = [float(v) for v in self.value]
+        adv = [0.0] * n
+        reward, done, nxt = self.reward, self.done, self.nxt
         for i in range(n - 1, -1, -1):
-            if self.done[i]:
+            if done[i]:
                 next_value = next_adv = 0.0
             else:
-                j = self.nxt[i]
+                j = nxt[i]
                 assert j > i, "a transition without successor must be done: rollouts finish their episodes"
                 next_value, next_adv = values[j], adv[j]
-            delta = self.reward[i] + gamma * next_value - values[i]
+            delta = reward[i] + gamma * next_value - values[i]
             adv[i] = delta + gamma * lam * next_adv
-        return adv, adv + values
+        adv_a = np.array(adv)
+        return adv_a, adv_a + np.array(values)
 
 
 @dataclass
@@ -826,8 +850,8 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
 
         # ---- the PPO update
         adv, returns = buf.advantages(cfg.gamma, cfg.gae_lambda)
-        b_obs = torch.as_tensor(np.stack(buf.obs), device=device)
-        b_mask = torch.as_tensor(np.stack(buf.mask), device=device)
+        b_obs = torch.as_tensor(buf.obs, device=device)
+        b_mask = torch.as_tensor(buf.mask, device=device)
         b_act = torch.as_tensor(np.asarray(buf.action), device=device)
         b_logp = torch.as_tensor(np.asarray(buf.logp, np.float32), device=device)
         b_val = torch.as_tensor(np.asarray(buf.value, np.float32), device=device)
