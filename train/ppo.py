@@ -495,19 +495,23 @@ class VectorGames:
         self.ret += rew
         if cfg.reward == "points":
             self.acc += rew * cfg.reward_scale
-        finished = []
-        for b in np.flatnonzero(step.done & self.live).tolist():
-            if cfg.reward == "win":  # the engine's win reward; ret is zero-sum, so its order is the points'
+        ended = np.flatnonzero(step.done & self.live)
+        if not len(ended):
+            return []
+        if cfg.reward == "win":  # the engine's win reward; ret is zero-sum, so its order is the points'
+            for b in ended.tolist():
                 self.acc[b] += self.win_table[leading_side(self.ret[b, self.first_seat])] * cfg.reward_scale
-            if buf is not None:
-                buf.credit(self.pending[b].tolist(), self.acc[b].tolist())
-            first = 0 if self.side[b] < 0 else int(np.flatnonzero(self.side_of == self.side[b])[0])
-            finished.append((b, self.label[b], float(self.ret[b, first]), int(self.decisions[b])))
-            self.live[b] = False
-            self.pending[b] = -1
-            self.acc[b] = 0.0
-            self.ret[b] = 0.0
-            self.decisions[b] = 0
+        if buf is not None:  # every ended game's seats at once: each pending transition is its own
+            buf.credit(self.pending[ended].ravel().tolist(), self.acc[ended].ravel().tolist())
+        side = self.side[ended]
+        first = np.where(side < 0, 0, self.first_seat[np.maximum(side, 0)])
+        finished = [(b, self.label[b], r, d) for b, r, d in
+                    zip(ended.tolist(), self.ret[ended, first].tolist(), self.decisions[ended].tolist())]
+        self.live[ended] = False
+        self.pending[ended] = -1
+        self.acc[ended] = 0.0
+        self.ret[ended] = 0.0
+        self.decisions[ended] = 0
         return finished
 
 
@@ -587,7 +591,7 @@ class Collector:
 
     def decide(self, net: PolicyNet, league: League, k: int, x, m, gen, states):
         """Actions, log-probabilities and values of one batch of decisions: the learner (k = -1) or snapshot k."""
-        with torch.no_grad():
+        with torch.inference_mode():  # no autograd bookkeeping at all: the rollout never backpropagates
             player = net if k < 0 else self.snapshot_net(net, league, k)
             action, logp, value = player.sample(x, m, generator=gen)
         return action.cpu().numpy(), logp.cpu().numpy(), value.cpu().numpy()
@@ -648,16 +652,17 @@ class Collector:
         episodes: list[tuple] = []
         started = 0
         while True:
-            for i in range(cfg.num_envs):
-                if tables[i] is None and not live[i] and ((target_episodes and started < target_episodes)
-                                                          or (target_steps and len(buf) < target_steps)):
+            for i in np.flatnonzero(~live).tolist():  # free slots in order; the targets hold for all or none
+                if not ((target_episodes and started < target_episodes) or (target_steps and len(buf) < target_steps)):
+                    break
+                if tables[i] is None:
                     label, k, agent = pick(rng)
                     if agent is None and vec is not None:
                         vec.start(i, rng, label, k)
                     else:
                         tables[i] = self.new_table(rng, label, k, agent)
                     started += 1
-            if all(t is None for t in tables) and not live.any():
+            if not any(tables) and not live.any():
                 break
             groups: dict[int, list[tuple[int, int]]] = {}  # -1: learner, k: pool snapshot k
             for i, t in enumerate(tables):
@@ -872,7 +877,8 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
             perm = torch.as_tensor(rng.permutation(batch), device=device)
             for start in range(0, batch, mb_size):
                 mb = perm[start:start + mb_size]
-                _, newlogp, ent, newv = net(b_obs[mb], b_mask[mb], b_act[mb])
+                # index_select: the same rows as b_obs[mb], gathered ~3x faster on the CPU
+                _, newlogp, ent, newv = net(b_obs.index_select(0, mb), b_mask[mb], b_act[mb])
                 logratio = newlogp - b_logp[mb]
                 ratio = logratio.exp()
                 with torch.no_grad():
