@@ -5,11 +5,14 @@ Run: ``truc train ppo --config configs/ppo_le_truc.yaml [--resume]``.
 How a rollout works. ``num_envs`` slots each play one episode at a time. An episode whose every
 seat is a network (self-play, or the learner against a frozen snapshot of the league) is a game of
 the batched engine (:class:`~truc_env.vector.VectorEnv`, slot ``b`` = game ``b``) when ``rollout``
-allows it; an episode against a fixed agent (heuristic, CFR: they read engine states) is an engine
-:class:`~truc_env.engine.State` ("table") driven in Python, advanced through chance events and the
-fixed agent to the next decision of a network. At each tick the decisions of both kinds are grouped
-per network (the learner, or snapshot k), each group is one batched forward, the tables apply their
-actions and the batched engine takes one step (games of other slots wait with action -1); on the
+allows it, and so is a heads-up episode against a ``heuristic:*`` player, which decides there for
+all its games at once (:mod:`agents.heuristic_batch`, the per-state player's actions exactly); an
+episode against another fixed agent (CFR; any fixed agent in partnership rules: they read engine
+states) is an engine :class:`~truc_env.engine.State` ("table") driven in Python, advanced through
+chance events and the fixed agent to the next decision of a network. At each tick the decisions of
+both kinds are grouped per network (the learner, or snapshot k), each group is one batched forward,
+the batched heuristics decide for their games, the tables apply their actions and the batched
+engine takes one step (games of other slots wait with action -1); on the
 batched engine the decisions of all snapshots acting in a tick share one stacked forward. Both
 kinds fill one buffer. One network plays every learning seat: the observation is relative to the
 acting seat, so seats and partners share parameters.
@@ -67,6 +70,8 @@ from torch import nn
 
 import truc_env
 from agents import make_agent
+from agents.heuristic import HeuristicAgent
+from agents.heuristic_batch import BatchHeuristic, batch_supports
 from agents.ppo import FEATURES, PolicyNet, encode_state, feature_size, read_checkpoint, save_atomic
 from agents.ppo.checkpoint import FORMAT, VERSION
 from agents.ppo.network import encode_batch, stack_actors, stacked_actor_logits
@@ -124,7 +129,7 @@ class PPOConfig:
     rollout: str = "auto"
     """where network-only episodes are played: ``vector`` (the batched engine), ``engine`` (State
     tables), ``auto`` (vector where the kernel supports the Rules, features and options); episodes
-    against fixed agents are always on tables. See the module docstring."""
+    against fixed agents are on tables, except heads-up ``heuristic:*`` ones. See the module docstring."""
     # --- network
     features: str = "observation"
     """network input: ``observation`` (flat) or ``info_state`` (flat + this hand's decision history)"""
@@ -420,10 +425,11 @@ def vector_blocker(cfg: PPOConfig, rules) -> str | None:
 
 
 class VectorGames:
-    """The batched engine's part of a rollout: game ``b`` plays slot ``b``'s network-only episodes.
+    """The batched engine's part of a rollout: game ``b`` plays slot ``b``'s network-only episodes
+    and its heads-up episodes against ``heuristic:*`` players.
 
     Per game: who plays which side (the learner everywhere in self-play, else the learner on
-    ``side`` and snapshot ``pool`` on the other), and per seat the same credit bookkeeping as a
+    ``side`` and snapshot ``pool`` or batched fixed player ``fixed`` on the other), and per seat the same credit bookkeeping as a
     :class:`Table` (pending transition, reward accumulated since). A game whose slot plays a table
     episode, or whose rollout has enough episodes, waits (action -1); the episode the batched engine
     reset it to is used when the slot next draws a network-only episode.
@@ -439,6 +445,7 @@ class VectorGames:
         self.live = np.zeros(B, bool)  # slot b plays on the batched engine now
         self.side = np.full(B, -1)  # learner side; -1: self-play, every seat learns
         self.pool = np.full(B, -1)  # snapshot playing the other side
+        self.fixed = np.full(B, -1)  # batched fixed player (Collector.batched) playing the other side
         self.label = [""] * B
         self.pending = np.full((B, n), -1, np.int64)
         self.acc = np.zeros((B, n))
@@ -446,12 +453,14 @@ class VectorGames:
         self.decisions = np.zeros(B, np.int64)
         self.actions = np.full(B, -1, np.int32)
         self.seeded = False
+        self.fixed_seeded: set[int] = set()
 
     def begin(self) -> None:
         self.live[:] = False
         self.seeded = False
+        self.fixed_seeded: set[int] = set()  # batched fixed players seeded in this rollout
 
-    def start(self, b: int, rng, label: str, pool_k: int) -> None:
+    def start(self, b: int, rng, label: str, pool_k: int, fixed: int = -1) -> None:
         if not self.seeded:  # one reset per rollout, seeded from the training generator: resumable
             # the arrays of a reset are the environment's own buffers, which every step rewrites
             self.obs, self.mask, self.seat = self.venv.reset(seed=int(rng.integers(2**62)))
@@ -460,13 +469,16 @@ class VectorGames:
         self.label[b] = label
         self.side[b] = -1 if label == "self" else int(rng.integers(self.rules.n_sides))
         self.pool[b] = pool_k
+        self.fixed[b] = fixed
 
     def groups(self) -> dict[int, np.ndarray]:
-        """Live games by the network of their acting seat: -1 the learner, k snapshot k."""
+        """Live games by the player of their acting seat: -1 the learner, k >= 0 snapshot k, -2 - f
+        batched fixed player f."""
         live = np.flatnonzero(self.live)
         side = self.side[live]
         learner = (side < 0) | (self.side_of[self.seat[live]] == side) if len(live) else side < 0
-        ctl = np.where(learner, -1, self.pool[live])
+        fixed = self.fixed[live]
+        ctl = np.where(learner, -1, np.where(fixed >= 0, -2 - fixed, self.pool[live]))
         return {int(k): live[ctl == k] for k in np.unique(ctl)}
 
     def inputs(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -526,6 +538,7 @@ class Collector:
         self._stacked: tuple = (None, None, None)  # (snapshot ids, stacked actor layers, their params)
         self.vector: VectorGames | None = None
         self.path, self.why = "engine", "rollout: engine"
+        self.batch_players: list[BatchHeuristic] = []  # heuristics on the batched engine, by style
         if cfg.rollout != "engine":
             why = vector_blocker(cfg, rules)
             if why is None:
@@ -544,6 +557,25 @@ class Collector:
         if spec not in self.fixed:
             self.fixed[spec] = make_agent(spec, self.rules, seed=0)
         return self.fixed[spec]
+
+    def batched(self, agent, rng) -> int:
+        """The batched player standing in for fixed ``agent`` on the batched engine (-1: none, a table).
+
+        The ``heuristic:*`` players of heads-up rules decide there as on a table (the same action
+        for the same information, ``agents/heuristic_batch.py``); their bluff and blind-slot draws
+        come from a generator seeded from ``rng`` in each rollout that needs one."""
+        vec = self.vector
+        if vec is None or not isinstance(agent, HeuristicAgent) or batch_supports(self.rules) is not None:
+            return -1
+        styles = [p.style_name for p in self.batch_players]
+        if agent.style_name not in styles:
+            self.batch_players.append(BatchHeuristic(self.rules, agent.style_name))
+            styles.append(agent.style_name)
+        f = styles.index(agent.style_name)
+        if f not in vec.fixed_seeded:  # at its first episode of each rollout, like the deals: resumable
+            self.batch_players[f].reset(int(rng.integers(2**62)))
+            vec.fixed_seeded.add(f)
+        return f
 
     def new_table(self, rng, opponent: str, pool_k: int = -1, agent=None) -> Table:
         r, cfg = self.rules, self.cfg
@@ -657,8 +689,9 @@ class Collector:
                     break
                 if tables[i] is None:
                     label, k, agent = pick(rng)
-                    if agent is None and vec is not None:
-                        vec.start(i, rng, label, k)
+                    fixed = -1 if agent is None else self.batched(agent, rng)
+                    if vec is not None and (agent is None or fixed >= 0):
+                        vec.start(i, rng, label, k, fixed)
                     else:
                         tables[i] = self.new_table(rng, label, k, agent)
                     started += 1
@@ -679,6 +712,10 @@ class Collector:
                 ctl = t.control[seat]
                 groups.setdefault(-1 if ctl == "learner" else ctl[1], []).append((i, seat))
             vgroups = vec.groups() if vec is not None else {}
+            for k in [k for k in vgroups if k <= -2]:  # fixed players on the batched engine: no network
+                idx = vgroups.pop(k)
+                action = self.batch_players[-2 - k].act(vec.obs[idx], vec.mask[idx])
+                vec.record(idx, None, None, action, None, None, None)
             pool = [k for k in vgroups if k >= 0]
             if len(pool) > 1:  # several snapshots act on the batched engine: one stacked forward for all
                 idx = np.concatenate([vgroups.pop(k) for k in pool])
