@@ -126,8 +126,8 @@ def main(argv=None) -> dict:
     runs: dict[str, list] = {name: [] for name in rows}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.repeats):
-            for name, fn in rows.items():
-                res = fn(os.path.join(tmp, f"{r}-{len(runs[name])}-{name.split(',')[0]}"))
+            for i, (name, fn) in enumerate(rows.items()):
+                res = fn(os.path.join(tmp, f"round{r}-row{i}"))
                 runs[name].append(res)
                 print(f"{name:40s} {res['steps_per_cpu_s']:>10,.0f} learner steps/CPU-s "
                       f"({res['learner_steps']} steps in {res['cpu_s']:.2f} CPU-s)", flush=True)
