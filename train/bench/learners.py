@@ -45,7 +45,8 @@ from .threads import pin_single_thread
 
 FAST_CONFIG = "configs/ppo_le_truc_fast.yaml"
 BASE_CONFIG = "configs/ppo_le_truc.yaml"
-QUIET = {"eval_every": 10**9, "checkpoint_every": 10**9, "tensorboard": False, "plot": False, "progress": False,
+# the trainer evaluates at its last update whatever eval_every says: one episode against random
+QUIET = {"eval_every": 10**9, "eval_episodes": 1, "eval_opponent": "random", "checkpoint_every": 10**9, "tensorboard": False, "plot": False, "progress": False,
          "curves_png": "", "exploitability_every": 0, "time_limit_minutes": 0.0, "device": "cpu", "torch_threads": 1}
 
 
