@@ -453,12 +453,12 @@ class VectorGames:
         self.decisions = np.zeros(B, np.int64)
         self.actions = np.full(B, -1, np.int32)
         self.seeded = False
-        self.fixed_seeded: set[int] = set()
+        self.fixed_seeded: set[int] = set()  # batched fixed players seeded in this rollout
 
     def begin(self) -> None:
         self.live[:] = False
         self.seeded = False
-        self.fixed_seeded: set[int] = set()  # batched fixed players seeded in this rollout
+        self.fixed_seeded = set()
 
     def start(self, b: int, rng, label: str, pool_k: int, fixed: int = -1) -> None:
         if not self.seeded:  # one reset per rollout, seeded from the training generator: resumable
