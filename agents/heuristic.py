@@ -31,6 +31,13 @@ def _ours(view, rel_seat: int) -> bool:
     return rel_seat % 2 == 0 if view["rules_partnership"] else rel_seat == 0
 
 
+def card_percentile(strength, card: int) -> float:
+    """The share of this hand's deck that ``card`` beats, by the hand's ranking ``strength`` (-1: not in the deck)."""
+    mine = strength[card]
+    deck = [s for s in strength if s >= 0]
+    return sum(1 for s in deck if s < mine) / max(1, len(deck) - 1)
+
+
 @dataclass(frozen=True)
 class Style:
     raise_at: float  # hand strength from which to raise
@@ -66,10 +73,7 @@ class HeuristicAgent:
     # ------------------------------------------------------------------ judging the hand
     @staticmethod
     def _pct(view, card: int) -> float:
-        strength = view["strength"]
-        mine = strength[card]
-        deck = [s for s in strength if s >= 0]
-        return sum(1 for s in deck if s < mine) / max(1, len(deck) - 1)
+        return card_percentile(view["strength"], card)
 
     def _hand_strength(self, view) -> float:
         own = sorted((self._pct(view, c) for c in view["own"]), reverse=True)

@@ -214,3 +214,40 @@ def test_stacked_snapshots_give_each_snapshot_its_own_policy():
     with torch.no_grad():
         for k, net in enumerate(nets):
             assert torch.allclose(got[k], net.actor(x[k]), atol=1e-4)
+
+
+def test_heuristic_opponents_play_on_the_batched_engine_and_reproduce(monkeypatch):
+    """Heads-up episodes against heuristic:* need no engine table: the batched heuristic plays them."""
+    specs = ["heuristic:honest", "heuristic:bluffer", "heuristic:cautious"]
+    cfg = tiny_config("/nonexistent", options={}, fixed_opponents=specs, fixed_prob=0.8, self_play_prob=0.2,
+                      features="observation+strength", random_start_score=0.3)
+    rules = make_rules("le_truc")
+
+    def no_table(*a, **k):
+        raise AssertionError("an episode went to an engine table")
+
+    def run():
+        col = ppo.Collector(cfg, rules, torch.device("cpu"))
+        monkeypatch.setattr(col, "new_table", no_table)
+        agents = {s: col.agent(s) for s in specs}
+        net = _biased_net(rules, cfg.features)
+        rng, gen = np.random.default_rng(4), torch.Generator().manual_seed(4)
+
+        def pick(r):
+            if r.random() < 0.2:
+                return "self", -1, None
+            spec = specs[int(r.integers(3))]
+            return spec, -1, agents[spec]
+
+        return col.rollout(net, ppo.League(cfg), rng, gen, pick, target_steps=1500)
+
+    buf, episodes = run()
+    labels = [label for label, _, _ in episodes]
+    assert set(labels) == {"self", *specs}
+    decisions = sum(d for label, _, d in episodes if label != "self")
+    learner = len(buf) - sum(d for label, _, d in episodes if label == "self")
+    assert 0.3 * decisions < learner < 0.7 * decisions  # the heuristics' decisions are not recorded
+    masks, actions = buf.mask, np.array(buf.action)
+    assert masks[np.arange(len(actions)), actions].all()
+    again, episodes2 = run()  # the batched heuristics' draws are seeded from the rollout's generator
+    assert episodes2 == episodes and again.action == buf.action

@@ -5,11 +5,14 @@ Run: ``truc train ppo --config configs/ppo_le_truc.yaml [--resume]``.
 How a rollout works. ``num_envs`` slots each play one episode at a time. An episode whose every
 seat is a network (self-play, or the learner against a frozen snapshot of the league) is a game of
 the batched engine (:class:`~truc_env.vector.VectorEnv`, slot ``b`` = game ``b``) when ``rollout``
-allows it; an episode against a fixed agent (heuristic, CFR: they read engine states) is an engine
-:class:`~truc_env.engine.State` ("table") driven in Python, advanced through chance events and the
-fixed agent to the next decision of a network. At each tick the decisions of both kinds are grouped
-per network (the learner, or snapshot k), each group is one batched forward, the tables apply their
-actions and the batched engine takes one step (games of other slots wait with action -1); on the
+allows it, and so is a heads-up episode against a ``heuristic:*`` player, which decides there for
+all its games at once (:mod:`agents.heuristic_batch`, the per-state player's actions exactly); an
+episode against another fixed agent (CFR; any fixed agent in partnership rules: they read engine
+states) is an engine :class:`~truc_env.engine.State` ("table") driven in Python, advanced through
+chance events and the fixed agent to the next decision of a network. At each tick the decisions of
+both kinds are grouped per network (the learner, or snapshot k), each group is one batched forward,
+the batched heuristics decide for their games, the tables apply their actions and the batched
+engine takes one step (games of other slots wait with action -1); on the
 batched engine the decisions of all snapshots acting in a tick share one stacked forward. Both
 kinds fill one buffer. One network plays every learning seat: the observation is relative to the
 acting seat, so seats and partners share parameters.
@@ -67,6 +70,8 @@ from torch import nn
 
 import truc_env
 from agents import make_agent
+from agents.heuristic import HeuristicAgent
+from agents.heuristic_batch import BatchHeuristic, batch_supports
 from agents.ppo import FEATURES, PolicyNet, encode_state, feature_size, read_checkpoint, save_atomic
 from agents.ppo.checkpoint import FORMAT, VERSION
 from agents.ppo.network import encode_batch, stack_actors, stacked_actor_logits
@@ -124,7 +129,7 @@ class PPOConfig:
     rollout: str = "auto"
     """where network-only episodes are played: ``vector`` (the batched engine), ``engine`` (State
     tables), ``auto`` (vector where the kernel supports the Rules, features and options); episodes
-    against fixed agents are always on tables. See the module docstring."""
+    against fixed agents are on tables, except heads-up ``heuristic:*`` ones. See the module docstring."""
     # --- network
     features: str = "observation"
     """network input: ``observation`` (flat) or ``info_state`` (flat + this hand's decision history)"""
@@ -276,18 +281,39 @@ PPOConfig.SCHEMA = {
 
 # ---------------------------------------------------------------------------------------------- rollouts
 class Buffer:
-    """Learner transitions in the order they were taken; ``nxt`` links a seat's successive steps."""
+    """Learner transitions in the order they were taken; ``nxt`` links a seat's successive steps.
+
+    Observations and masks are kept as the 2-D blocks they arrive in (a row per table decision, a
+    block per batched-engine group) and joined once, by :attr:`obs` / :attr:`mask`: stacking
+    thousands of rows one by one cost more than the rest of the bookkeeping."""
 
     def __init__(self):
-        self.obs, self.mask, self.action, self.logp, self.value = [], [], [], [], []
+        self._obs, self._mask = [], []  # blocks of rows
+        self.action, self.logp, self.value = [], [], []
         self.reward, self.done, self.nxt = [], [], []
 
     def __len__(self) -> int:
         return len(self.action)
 
+    @property
+    def obs(self) -> np.ndarray:
+        """(n, features) float32: every transition's network input, in order."""
+        return self._joined(self._obs)
+
+    @property
+    def mask(self) -> np.ndarray:
+        """(n, actions) bool: every transition's legal actions, in order."""
+        return self._joined(self._mask)
+
+    @staticmethod
+    def _joined(blocks: list) -> np.ndarray:
+        if len(blocks) > 1:
+            blocks[:] = [np.concatenate(blocks)]  # joined once, kept joined
+        return blocks[0] if blocks else np.zeros((0, 0), np.float32)
+
     def add(self, obs, mask, action, logp, value) -> int:
-        self.obs.append(obs)
-        self.mask.append(mask)
+        self._obs.append(np.asarray(obs)[None])
+        self._mask.append(np.asarray(mask)[None])
         self.action.append(action)
         self.logp.append(logp)
         self.value.append(value)
@@ -297,10 +323,10 @@ class Buffer:
         return len(self.action) - 1
 
     def extend(self, obs, mask, action, logp, value) -> int:
-        """Add a batch of transitions (rows of fresh arrays); returns the index of the first."""
+        """Add a batch of transitions (rows of fresh arrays, kept as they are); returns the index of the first."""
         j, k = len(self.action), len(action)
-        self.obs.extend(obs)
-        self.mask.extend(mask)
+        self._obs.append(obs)
+        self._mask.append(mask)
         self.action.extend(action.tolist())
         self.logp.extend(logp.tolist())
         self.value.extend(value.tolist())
@@ -324,18 +350,21 @@ class Buffer:
     def advantages(self, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
         """GAE along each seat's own trajectory (a successor always comes later in the buffer)."""
         n = len(self)
-        values = np.asarray(self.value, np.float64)
-        adv = np.zeros(n)
+        # Python floats are float64, as numpy's were: the same values, without a numpy scalar per step
+        values = [float(v) for v in self.value]
+        adv = [0.0] * n
+        reward, done, nxt = self.reward, self.done, self.nxt
         for i in range(n - 1, -1, -1):
-            if self.done[i]:
+            if done[i]:
                 next_value = next_adv = 0.0
             else:
-                j = self.nxt[i]
+                j = nxt[i]
                 assert j > i, "a transition without successor must be done: rollouts finish their episodes"
                 next_value, next_adv = values[j], adv[j]
-            delta = self.reward[i] + gamma * next_value - values[i]
+            delta = reward[i] + gamma * next_value - values[i]
             adv[i] = delta + gamma * lam * next_adv
-        return adv, adv + values
+        adv_a = np.array(adv)
+        return adv_a, adv_a + np.array(values)
 
 
 @dataclass
@@ -396,10 +425,11 @@ def vector_blocker(cfg: PPOConfig, rules) -> str | None:
 
 
 class VectorGames:
-    """The batched engine's part of a rollout: game ``b`` plays slot ``b``'s network-only episodes.
+    """The batched engine's part of a rollout: game ``b`` plays slot ``b``'s network-only episodes
+    and its heads-up episodes against ``heuristic:*`` players.
 
     Per game: who plays which side (the learner everywhere in self-play, else the learner on
-    ``side`` and snapshot ``pool`` on the other), and per seat the same credit bookkeeping as a
+    ``side`` and snapshot ``pool`` or batched fixed player ``fixed`` on the other), and per seat the same credit bookkeeping as a
     :class:`Table` (pending transition, reward accumulated since). A game whose slot plays a table
     episode, or whose rollout has enough episodes, waits (action -1); the episode the batched engine
     reset it to is used when the slot next draws a network-only episode.
@@ -415,6 +445,7 @@ class VectorGames:
         self.live = np.zeros(B, bool)  # slot b plays on the batched engine now
         self.side = np.full(B, -1)  # learner side; -1: self-play, every seat learns
         self.pool = np.full(B, -1)  # snapshot playing the other side
+        self.fixed = np.full(B, -1)  # batched fixed player (Collector.batched) playing the other side
         self.label = [""] * B
         self.pending = np.full((B, n), -1, np.int64)
         self.acc = np.zeros((B, n))
@@ -422,12 +453,14 @@ class VectorGames:
         self.decisions = np.zeros(B, np.int64)
         self.actions = np.full(B, -1, np.int32)
         self.seeded = False
+        self.fixed_seeded: set[int] = set()  # batched fixed players seeded in this rollout
 
     def begin(self) -> None:
         self.live[:] = False
         self.seeded = False
+        self.fixed_seeded = set()
 
-    def start(self, b: int, rng, label: str, pool_k: int) -> None:
+    def start(self, b: int, rng, label: str, pool_k: int, fixed: int = -1) -> None:
         if not self.seeded:  # one reset per rollout, seeded from the training generator: resumable
             # the arrays of a reset are the environment's own buffers, which every step rewrites
             self.obs, self.mask, self.seat = self.venv.reset(seed=int(rng.integers(2**62)))
@@ -436,13 +469,16 @@ class VectorGames:
         self.label[b] = label
         self.side[b] = -1 if label == "self" else int(rng.integers(self.rules.n_sides))
         self.pool[b] = pool_k
+        self.fixed[b] = fixed
 
     def groups(self) -> dict[int, np.ndarray]:
-        """Live games by the network of their acting seat: -1 the learner, k snapshot k."""
+        """Live games by the player of their acting seat: -1 the learner, k >= 0 snapshot k, -2 - f
+        batched fixed player f."""
         live = np.flatnonzero(self.live)
         side = self.side[live]
         learner = (side < 0) | (self.side_of[self.seat[live]] == side) if len(live) else side < 0
-        ctl = np.where(learner, -1, self.pool[live])
+        fixed = self.fixed[live]
+        ctl = np.where(learner, -1, np.where(fixed >= 0, -2 - fixed, self.pool[live]))
         return {int(k): live[ctl == k] for k in np.unique(ctl)}
 
     def inputs(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -471,19 +507,23 @@ class VectorGames:
         self.ret += rew
         if cfg.reward == "points":
             self.acc += rew * cfg.reward_scale
-        finished = []
-        for b in np.flatnonzero(step.done & self.live).tolist():
-            if cfg.reward == "win":  # the engine's win reward; ret is zero-sum, so its order is the points'
+        ended = np.flatnonzero(step.done & self.live)
+        if not len(ended):
+            return []
+        if cfg.reward == "win":  # the engine's win reward; ret is zero-sum, so its order is the points'
+            for b in ended.tolist():
                 self.acc[b] += self.win_table[leading_side(self.ret[b, self.first_seat])] * cfg.reward_scale
-            if buf is not None:
-                buf.credit(self.pending[b].tolist(), self.acc[b].tolist())
-            first = 0 if self.side[b] < 0 else int(np.flatnonzero(self.side_of == self.side[b])[0])
-            finished.append((b, self.label[b], float(self.ret[b, first]), int(self.decisions[b])))
-            self.live[b] = False
-            self.pending[b] = -1
-            self.acc[b] = 0.0
-            self.ret[b] = 0.0
-            self.decisions[b] = 0
+        if buf is not None:  # every ended game's seats at once: each pending transition is its own
+            buf.credit(self.pending[ended].ravel().tolist(), self.acc[ended].ravel().tolist())
+        side = self.side[ended]
+        first = np.where(side < 0, 0, self.first_seat[np.maximum(side, 0)])
+        finished = [(b, self.label[b], r, d) for b, r, d in
+                    zip(ended.tolist(), self.ret[ended, first].tolist(), self.decisions[ended].tolist())]
+        self.live[ended] = False
+        self.pending[ended] = -1
+        self.acc[ended] = 0.0
+        self.ret[ended] = 0.0
+        self.decisions[ended] = 0
         return finished
 
 
@@ -498,6 +538,7 @@ class Collector:
         self._stacked: tuple = (None, None, None)  # (snapshot ids, stacked actor layers, their params)
         self.vector: VectorGames | None = None
         self.path, self.why = "engine", "rollout: engine"
+        self.batch_players: list[BatchHeuristic] = []  # heuristics on the batched engine, by style
         if cfg.rollout != "engine":
             why = vector_blocker(cfg, rules)
             if why is None:
@@ -516,6 +557,25 @@ class Collector:
         if spec not in self.fixed:
             self.fixed[spec] = make_agent(spec, self.rules, seed=0)
         return self.fixed[spec]
+
+    def batched(self, agent, rng) -> int:
+        """The batched player standing in for fixed ``agent`` on the batched engine (-1: none, a table).
+
+        The ``heuristic:*`` players of heads-up rules decide there as on a table (the same action
+        for the same information, ``agents/heuristic_batch.py``); their bluff and blind-slot draws
+        come from a generator seeded from ``rng`` in each rollout that needs one."""
+        vec = self.vector
+        if vec is None or not isinstance(agent, HeuristicAgent) or batch_supports(self.rules) is not None:
+            return -1
+        styles = [p.style_name for p in self.batch_players]
+        if agent.style_name not in styles:
+            self.batch_players.append(BatchHeuristic(self.rules, agent.style_name))
+            styles.append(agent.style_name)
+        f = styles.index(agent.style_name)
+        if f not in vec.fixed_seeded:  # at its first episode of each rollout, like the deals: resumable
+            self.batch_players[f].reset(int(rng.integers(2**62)))
+            vec.fixed_seeded.add(f)
+        return f
 
     def new_table(self, rng, opponent: str, pool_k: int = -1, agent=None) -> Table:
         r, cfg = self.rules, self.cfg
@@ -563,7 +623,7 @@ class Collector:
 
     def decide(self, net: PolicyNet, league: League, k: int, x, m, gen, states):
         """Actions, log-probabilities and values of one batch of decisions: the learner (k = -1) or snapshot k."""
-        with torch.no_grad():
+        with torch.inference_mode():  # no autograd bookkeeping at all: the rollout never backpropagates
             player = net if k < 0 else self.snapshot_net(net, league, k)
             action, logp, value = player.sample(x, m, generator=gen)
         return action.cpu().numpy(), logp.cpu().numpy(), value.cpu().numpy()
@@ -624,16 +684,18 @@ class Collector:
         episodes: list[tuple] = []
         started = 0
         while True:
-            for i in range(cfg.num_envs):
-                if tables[i] is None and not live[i] and ((target_episodes and started < target_episodes)
-                                                          or (target_steps and len(buf) < target_steps)):
+            for i in np.flatnonzero(~live).tolist():  # free slots in order; the targets hold for all or none
+                if not ((target_episodes and started < target_episodes) or (target_steps and len(buf) < target_steps)):
+                    break
+                if tables[i] is None:
                     label, k, agent = pick(rng)
-                    if agent is None and vec is not None:
-                        vec.start(i, rng, label, k)
+                    fixed = -1 if agent is None else self.batched(agent, rng)
+                    if vec is not None and (agent is None or fixed >= 0):
+                        vec.start(i, rng, label, k, fixed)
                     else:
                         tables[i] = self.new_table(rng, label, k, agent)
                     started += 1
-            if all(t is None for t in tables) and not live.any():
+            if not any(tables) and not live.any():
                 break
             groups: dict[int, list[tuple[int, int]]] = {}  # -1: learner, k: pool snapshot k
             for i, t in enumerate(tables):
@@ -650,6 +712,10 @@ class Collector:
                 ctl = t.control[seat]
                 groups.setdefault(-1 if ctl == "learner" else ctl[1], []).append((i, seat))
             vgroups = vec.groups() if vec is not None else {}
+            for k in [k for k in vgroups if k <= -2]:  # fixed players on the batched engine: no network
+                idx = vgroups.pop(k)
+                action = self.batch_players[-2 - k].act(vec.obs[idx], vec.mask[idx])
+                vec.record(idx, None, None, action, None, None, None)
             pool = [k for k in vgroups if k >= 0]
             if len(pool) > 1:  # several snapshots act on the batched engine: one stacked forward for all
                 idx = np.concatenate([vgroups.pop(k) for k in pool])
@@ -826,8 +892,8 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
 
         # ---- the PPO update
         adv, returns = buf.advantages(cfg.gamma, cfg.gae_lambda)
-        b_obs = torch.as_tensor(np.stack(buf.obs), device=device)
-        b_mask = torch.as_tensor(np.stack(buf.mask), device=device)
+        b_obs = torch.as_tensor(buf.obs, device=device)
+        b_mask = torch.as_tensor(buf.mask, device=device)
         b_act = torch.as_tensor(np.asarray(buf.action), device=device)
         b_logp = torch.as_tensor(np.asarray(buf.logp, np.float32), device=device)
         b_val = torch.as_tensor(np.asarray(buf.value, np.float32), device=device)
@@ -848,7 +914,8 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
             perm = torch.as_tensor(rng.permutation(batch), device=device)
             for start in range(0, batch, mb_size):
                 mb = perm[start:start + mb_size]
-                _, newlogp, ent, newv = net(b_obs[mb], b_mask[mb], b_act[mb])
+                # index_select: the same rows as b_obs[mb], gathered ~3x faster on the CPU
+                _, newlogp, ent, newv = net(b_obs.index_select(0, mb), b_mask[mb], b_act[mb])
                 logratio = newlogp - b_logp[mb]
                 ratio = logratio.exp()
                 with torch.no_grad():

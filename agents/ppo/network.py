@@ -38,6 +38,12 @@ def _mlp(sizes: list[int], out: int, out_std: float, init: bool = True) -> nn.Se
     return nn.Sequential(*layers)
 
 
+def legal_probs(logp_all: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``logp_all.exp()``, the same bits and gradients, exponentiating the legal entries only: the
+    illegal ones sit near the smallest float, where the CPU's ``exp`` takes a path ~13x slower."""
+    return logp_all.masked_fill(~mask, 0.0).exp().masked_fill(~mask, 0.0)
+
+
 class PolicyNet(nn.Module):
     """Separate actor and critic MLPs (CleanRL's ``Agent``); the actor's logits are masked."""
 
@@ -66,7 +72,7 @@ class PolicyNet(nn.Module):
         """
         logits = self.masked_logits(x, mask)
         logp_all = torch.log_softmax(logits, dim=-1)
-        probs = logp_all.exp()
+        probs = legal_probs(logp_all, mask)
         if action is None:
             action = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
         logp = logp_all.gather(-1, action.unsqueeze(-1)).squeeze(-1)
@@ -77,7 +83,7 @@ class PolicyNet(nn.Module):
     def sample(self, x: torch.Tensor, mask: torch.Tensor, generator: torch.Generator | None = None):
         """(action, log-prob, value) of a sampled action: :meth:`forward` without the entropy (rollouts)."""
         logp_all = torch.log_softmax(self.masked_logits(x, mask), dim=-1)
-        action = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(-1)
+        action = torch.multinomial(legal_probs(logp_all, mask), 1, generator=generator).squeeze(-1)
         return action, logp_all.gather(-1, action.unsqueeze(-1)).squeeze(-1), self.value(x)
 
 

@@ -6,6 +6,8 @@
 - :mod:`train.bench.engine`, :mod:`train.bench.envs`: the game loops, and per-variant engine and AEC
   tables (``python -m train.bench.engine``, ``python -m train.bench.envs``);
 - :mod:`train.bench.cfr`: our CFR+ against OpenSpiel's (``python -m train.bench.cfr``);
+- :mod:`train.bench.learners`: PPO learner steps per CPU-second, ours beside sb3-contrib's MaskablePPO
+  (``python -m train.bench.learners``);
 - :mod:`train.bench.tree_sizes`: public-tree sizes, build times and memory
   (``python -m train.bench.tree_sizes``).
 """
