@@ -98,7 +98,11 @@ def reported(rows: list[dict]) -> str:
 
 
 def summary_lines(rows: list[dict]) -> list[str]:
-    """One markdown table row per benchmark row: median (range) at the budget, per seed, CPU s per run."""
+    """One markdown table row per benchmark row: the reported figure (the average policy where the run
+    keeps one) and the last iterate at the budget, median (range) over the seeds, CPU s per run."""
+    def spread(v):
+        return f"**{np.median(v):.3f}** ({v.min():.3f} … {v.max():.3f})" if len(v) > 1 else f"**{v[0]:.3f}**"
+
     lines = []
     for key, label, kind, cfg_path in ROWS:
         mine = [r for r in rows if r["row"] == key]
@@ -106,14 +110,17 @@ def summary_lines(rows: list[dict]) -> list[str]:
             continue
         seeds = sorted({r["seed"] for r in mine})
         last = [[r for r in mine if r["seed"] == s][-1] for s in seeds]
-        col = reported(mine)
-        ex = np.array([r[col] for r in last])
+        unit = {"psro": "oracle calls", "cfr": "iterations"}.get(kind, "steps")
+        budget = f"{int(np.median([r['x'] for r in last])):,} {unit}"
+        cpu = np.median([r["run_cpu_seconds"] for r in last])
         it = np.array([r["exploitability"] for r in last])
-        cpu = np.array([r["run_cpu_seconds"] for r in last])
-        budget = f"{int(np.median([r['x'] for r in last])):,} {'oracle calls' if kind == 'psro' else ('iterations' if kind == 'cfr' else 'steps')}"
-        avg_note = f"; last iterate {np.median(it):.3f}" if col == "avg_exploitability" else ""
-        lines.append(f"| {label} | {len(seeds)} | **{np.median(ex):.3f}** ({ex.min():.3f} … {ex.max():.3f}){avg_note} | "
-                     f"{', '.join(f'{v:.3f}' for v in ex)} | {budget} | {np.median(cpu):.0f} | `{cfg_path}` |")
+        if reported(mine) == "avg_exploitability":
+            avg = np.array([r["avg_exploitability"] for r in last])
+            figures = f"{spread(avg)} | {spread(it)}"
+        else:
+            figures = f"{spread(it)} | —"
+        lines.append(f"| {label} | {len(seeds) if kind not in DETERMINISTIC else 'deterministic'} | {budget} | "
+                     f"{figures} | {cpu:.0f} | `{cfg_path}` |")
     return lines
 
 
@@ -142,6 +149,10 @@ def plot(rows: list[dict], path: str) -> None:
             target.plot(xs, np.median(ys, axis=0), ls=ls, color=f"C{i}", marker="." if ls == "-" else None, label=name)
             if len(seeds) > 1 and ls == "-":
                 target.fill_between(xs, ys.min(axis=0), ys.max(axis=0), color=f"C{i}", alpha=0.15)
+    uniform = [r["exploitability"] for r in rows if r["row"] == "psro" and r["x"] == 0]  # PSRO starts uniform
+    for a in (ax, bx):
+        if uniform:
+            a.axhline(uniform[0], color="grey", ls="--", lw=0.8, label="uniform policy")
     for a, xlabel, title in ((ax, "learner steps", "sample-based learners: median of the seeds, range shaded; "
                               "dotted: last iterate"),
                              (bx, "PSRO oracle calls / CFR+ iterations", "tabular methods on the public tree")):
@@ -197,8 +208,8 @@ def main(argv=None) -> int:
     rows.sort(key=lambda r: (order[r["row"]], r["seed"], r["x"]))
     write_csv(args.csv, rows, COLUMNS)
     plot(rows, args.png)
-    print("| algorithm | seeds | exploitability at the budget: median (range) | per seed | budget | CPU s per run | config |")
-    print("|---|---|---:|---|---|---:|---|")
+    print("| algorithm | seeds | budget | average policy: median (range) | last iterate: median (range) | CPU s per run | config |")
+    print("|---|---|---|---:|---:|---:|---|")
     print("\n".join(summary_lines(rows)))
     print(f"wrote {args.csv} and {args.png}")
     return 0
