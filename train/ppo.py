@@ -41,7 +41,9 @@ Algorithms (``algorithm``). ``ppo`` is CleanRL's clipped loss. ``mmd`` (magnetic
 Sokota et al. 2023) adds ``alpha_t * KL(pi || magnet)`` to it, the reverse KL over the legal actions
 to a uniform magnet or to a frozen copy of the policy refreshed every ``magnet_update_every``
 updates, with ``alpha_t`` annealed linearly from ``magnet_coef`` to ``magnet_coef_end``; the KL is
-logged as ``magnet_kl``. Exact exploitability of both on a shrunk game: ``docs/results.md``.
+logged as ``magnet_kl``. ``average`` also keeps the reach-weighted average of the iterates that
+``exploitability_every`` measures (exact, on the public tree), logged and saved as ``average.npz``.
+Exact exploitability of both on a shrunk game, and the sweep that tuned MMD: ``docs/results.md``.
 
 Masking. Illegal actions get the smallest float as logit when sampling, and the stored masks are
 applied again when the update recomputes log-probabilities and entropies.
