@@ -40,10 +40,6 @@ SETTINGS = {
     # round 2, from alpha_low (the best of round 1)
     "long": ["magnet_coef=0.1", "magnet_coef_end=0.0", "total_steps=983040", "exploitability_every=8"],
     "fast_lr": ["magnet_coef=0.1", "magnet_coef_end=0.0", "learning_rate=3.0e-3"],
-    "fast_lr_floor": ["magnet_coef=0.1", "magnet_coef_end=0.02", "learning_rate=3.0e-3"],
-    "faster_lr": ["magnet_coef=0.1", "magnet_coef_end=0.0", "learning_rate=1.0e-2"],
-    "big_batch": ["magnet_coef=0.1", "magnet_coef_end=0.0", "steps_per_update=16384", "num_envs=128",
-                  "update_epochs=8", "exploitability_every=1"],
 }
 COLUMNS = ("setting", "seed", "update", "global_step", "exploitability", "avg_exploitability", "run_cpu_seconds")
 
