@@ -25,12 +25,12 @@ def ppo_run(tmp_path, algorithm: str, steps: int = 3072, **extra) -> tuple[list[
     """(exploitability rows, history) of a tiny pure self-play run."""
     from train.ppo import PPOConfig, train
 
-    cfg = PPOConfig.from_dict(dict(
+    cfg = PPOConfig.from_dict({**dict(
         name=algorithm, out_dir=str(tmp_path), seed=0, device="cpu", variant="le_truc", options=TINY,
         total_steps=steps, num_envs=32, steps_per_update=512, hidden=[32, 32], learning_rate=3e-3,
         self_play_prob=1.0, eval_opponent="random", eval_every=10**6, eval_episodes=20,
         exploitability_every=steps // 512, checkpoint_every=10**6, plot=False, progress=False, tensorboard=False,
-        algorithm=algorithm, **extra))
+        algorithm=algorithm), **extra})
     train(cfg)
     with open(os.path.join(str(tmp_path), algorithm, "exploitability.csv")) as f:
         rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
@@ -204,3 +204,81 @@ def test_openspiel_nfsp_measured_as_openspiel_measures_it(tmp_path):
     ours = policy_exploitability(avg, make_rules("le_truc", **TINY), abstraction="none", log=keep)["exploitability"]
     assert ours == pytest.approx(theirs, abs=1e-6)
     assert theirs > 0.5  # far from an equilibrium: a real comparison
+
+
+# ---------------------------------------------------------------------------------- the average policy
+def test_reach_average_is_the_mixture_of_its_tables():
+    """Averaging a uniform table and a pure best response with weights 1 and 3 gives, per information set,
+    sum_t w_t reach_t pi_t / sum_t w_t reach_t: it plays like drawing one table once per hand (Kuhn)."""
+    from train.exploitability import cached_tree
+    from train.psro import ReachAverage, TableGame
+
+    game = TableGame(cached_tree(make_rules("le_truc", **TINY)))
+    s = game.solver
+    uniform = game.uniform()
+    br, _ = game.best_response(uniform)
+    avg = ReachAverage(game)
+    avg.add(uniform, 1.0)
+    avg.add(br, 3.0)
+    table = avg.table()
+    # by hand: each slot's own reach under each table, from the solver's forward pass
+    expect = np.zeros(s.n_slots)
+    for seat in (0, 1):
+        s.forward(seat, uniform)
+        r_u = s.reach[game.reach_index].copy()
+        s.forward(seat, br)
+        r_b = s.reach[game.reach_index].copy()
+        mine = game.seat_of_slot == seat
+        den = 1.0 * r_u + 3.0 * r_b
+        mixed = np.where(den > 0, (1.0 * r_u * uniform + 3.0 * r_b * br) / np.where(den > 0, den, 1.0),
+                         (uniform + 3.0 * br) / 4.0)
+        expect[mine] = mixed[mine]
+        assert (r_b[mine] == 0).any() and ((r_b[mine] > 0) & (r_b[mine] < 1)).sum() == 0  # pure: reach 0 or 1
+    assert np.allclose(table, expect, atol=1e-12)
+    plain = (uniform + 3.0 * br) / 4.0
+    assert np.abs(table - plain).max() > 0.1  # reach weighting changes the table: a real check
+    # Kuhn: against any fixed opponent the average is worth the weighted mean of its members' values
+    opp = game.uniform()
+    for seat, sign in ((0, 1.0), (1, -1.0)):
+        def v(t, seat=seat, sign=sign):
+            return sign * game.value(game.combine(t, opp) if seat == 0 else game.combine(opp, t))
+        assert v(table) == pytest.approx((v(uniform) + 3.0 * v(br)) / 4.0, abs=1e-9)
+        assert abs(v(plain) - (v(uniform) + 3.0 * v(br)) / 4.0) > 1e-3  # the plain mean is not the mixture
+    ev = game.exploitability(table)
+    assert 0.0 < ev["exploitability"] < game.exploitability(uniform)["exploitability"]
+
+
+def test_reach_average_refuses_a_table_of_another_tree():
+    from train.exploitability import cached_tree
+    from train.psro import ReachAverage, TableGame
+
+    avg = ReachAverage(TableGame(cached_tree(make_rules("le_truc", **TINY))))
+    with pytest.raises(TrucError, match="slots"):
+        avg.add(np.ones(3))
+
+
+def test_mmd_average_policy_is_logged_and_saved(tmp_path):
+    from agents import make_agent
+
+    rows, history = ppo_run(tmp_path, "mmd", steps=2048, magnet="uniform", magnet_coef=0.5, magnet_coef_end=0.1,
+                            average="uniform", exploitability_every=1)
+    assert len(rows) == 4
+    # one iterate averaged is itself; later the average differs from the last iterate
+    assert rows[0]["avg_exploitability"] == pytest.approx(rows[0]["exploitability"], abs=1e-5)
+    assert any(abs(r["avg_exploitability"] - r["exploitability"]) > 1e-4 for r in rows[1:])
+    # the saved average is what cfr:PATH plays, at the exploitability logged last
+    rules = make_rules("le_truc", **TINY)
+    agent = make_agent(f"cfr:{tmp_path / 'mmd' / 'average.npz'}", rules)
+    again = policy_exploitability(agent, rules, log=lambda m: None)["exploitability"]
+    assert again == pytest.approx(rows[-1]["avg_exploitability"], abs=1e-5)
+
+
+def test_average_refused_without_measurements_or_with_a_redeal():
+    from train.ppo import PPOConfig
+
+    with pytest.raises(TrucError, match="average needs exploitability_every"):
+        PPOConfig.from_dict({"options": TINY, "average": "uniform"})
+    with pytest.raises(TrucError, match="average needs options.redeal: false"):
+        PPOConfig.from_dict({"options": {**TINY, "redeal": True}, "average": "linear", "exploitability_every": 1})
+    with pytest.raises(TrucError, match="average.*one of none, uniform, linear"):
+        PPOConfig.from_dict({"average": "ema"})

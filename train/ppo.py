@@ -44,7 +44,9 @@ Algorithms (``algorithm``). ``ppo`` is CleanRL's clipped loss. ``mmd`` (magnetic
 Sokota et al. 2023) adds ``alpha_t * KL(pi || magnet)`` to it, the reverse KL over the legal actions
 to a uniform magnet or to a frozen copy of the policy refreshed every ``magnet_update_every``
 updates, with ``alpha_t`` annealed linearly from ``magnet_coef`` to ``magnet_coef_end``; the KL is
-logged as ``magnet_kl``. Exact exploitability of both on a shrunk game: ``docs/results.md``.
+logged as ``magnet_kl``. ``average`` also keeps the reach-weighted average of the iterates that
+``exploitability_every`` measures (exact, on the public tree), logged and saved as ``average.npz``.
+Exact exploitability of both on a shrunk game, and the sweep that tuned MMD: ``docs/results.md``.
 
 Masking. Illegal actions get the smallest float as logit when sampling, and the stored masks are
 applied again when the update recomputes log-probabilities and entropies.
@@ -87,6 +89,7 @@ from . import config
 
 ROLLOUTS = ("auto", "vector", "engine")
 ALGORITHMS = ("ppo", "mmd")
+AVERAGES = ("none", "uniform", "linear")
 
 
 @dataclass
@@ -151,6 +154,12 @@ class PPOConfig:
     """mmd: the KL weight at the last update; linear annealing in between (equal to magnet_coef: constant)"""
     magnet_update_every: int = 10
     """mmd with ``magnet: moving``: updates between refreshes of the magnet (a copy of the current policy)"""
+    average: str = "none"
+    """also keep the average policy of the iterates measured by ``exploitability_every`` (heads-up rules
+    without a redeal): each is tabulated on the public tree and averaged per information set, weighted by
+    its own reach (:class:`train.psro.ReachAverage`); ``uniform`` weighs every iterate alike, ``linear``
+    the iterate of update t by t. Its exploitability joins the log; it is saved as ``average.npz``
+    (``cfr:PATH`` plays it). ``none``: the last iterate only."""
     # --- PPO
     learning_rate: float = 2.5e-4
     """Adam step size"""
@@ -241,6 +250,10 @@ class PPOConfig:
         need(self.fixed_prob + self.self_play_prob <= 1.0 + 1e-9, "fixed_prob + self_play_prob must be at most 1")
         need(not (self.fixed_prob > 0 and not self.fixed_opponents), "fixed_prob > 0 needs fixed_opponents")
         need(self.random_start_score == 0.0 or self.episode == "hand", "random_start_score needs episode: hand")
+        need(self.average == "none" or self.exploitability_every > 0,
+             "average needs exploitability_every > 0 (the iterates it averages are the ones measured)")
+        if self.average != "none" and make_rules(self.variant, **(self.options or {})).redeal:
+            need(False, "average needs options.redeal: false (the average is kept on the tree of one hand)")
         if self.exploitability_every:
             from train.exploitability import check_applies
 
@@ -276,6 +289,7 @@ PPOConfig.SCHEMA = {
     "exploitability_first_hands": config.Int(1, 10**6), "exploitability_cache": config.STR,
     "algorithm": config.Choice(*ALGORITHMS), "magnet": config.Choice("uniform", "moving"),
     "magnet_coef": config.Float(0.0), "magnet_coef_end": config.Float(0.0), "magnet_update_every": _COUNT,
+    "average": config.Choice(*AVERAGES),
 }
 
 
@@ -817,6 +831,7 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
     history: list[dict] = []
     start_update, global_step, elapsed_before = 1, 0, 0.0
     magnet = None  # mmd with a moving magnet: the frozen policy the loss pulls towards
+    average = IterateAverage(cfg, rules) if cfg.average != "none" else None
     if resume:
         if not os.path.exists(ck_path):
             raise TrucError(f"--resume: no checkpoint at {ck_path}")
@@ -833,6 +848,8 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
             for s in league.snapshots:
                 s["params"] = {k: v.to(device) for k, v in s["params"].items()}
             history = list(ck["history"])
+            if average is not None and "average" in ck:
+                average.load_state_dict(ck["average"])
             if "magnet" in ck:
                 magnet = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden, init=False).to(device)
                 magnet.load_state_dict(ck["magnet"])
@@ -983,7 +1000,7 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
             last_eval = evaluate(net, cfg, rules, device, collector, league, update)
             row["eval"] = last_eval
         if cfg.exploitability_every and (update % cfg.exploitability_every == 0 or update == num_updates):
-            row["exploitability"] = measure_exploitability(net, cfg, rules)
+            row["exploitability"] = measure_exploitability(net, cfg, rules, average, update)
             write_exploitability_csv(history + [row], os.path.join(run_dir, "exploitability.csv"))
         history.append(row)
         if writer is not None:
@@ -999,6 +1016,8 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
                 "league": [{**s, "params": {k: v.cpu() for k, v in s["params"].items()}} for s in league.snapshots],
                 "history": history,
             })
+            if average is not None:
+                ck["average"] = average.state_dict()
             if magnet is not None:
                 ck["magnet"] = {k: v.detach().cpu() for k, v in magnet.state_dict().items()}
             save_atomic(ck, ck_path)
@@ -1018,6 +1037,8 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
     if writer is not None:
         writer.close()
     save_atomic(policy_dict(cfg, rules, net), os.path.join(run_dir, "policy.pt"))
+    if average is not None and average.count:
+        average.save(os.path.join(run_dir, "average.npz"))
     png = None
     if cfg.plot:
         png = plot_curves(history, os.path.join(run_dir, "curves.png"), title=f"PPO {cfg.name} ({rules.variant})")
@@ -1070,10 +1091,53 @@ def log_scalars(writer, row: dict, step: int) -> None:
     ex = row.get("exploitability")
     if ex:
         writer.add_scalar("eval/exploitability", ex["exploitability"], step)
+        if "avg_exploitability" in ex:
+            writer.add_scalar("eval/avg_exploitability", ex["avg_exploitability"], step)
 
 
-def measure_exploitability(net, cfg: PPOConfig, rules) -> dict:
-    """Exact exploitability (points per hand, one hand from 0-0, seat 0 dealing) of the current policy."""
+class IterateAverage:
+    """The reach-weighted average of the policy's iterates on the public tree (``average`` setting)."""
+
+    def __init__(self, cfg: PPOConfig, rules):
+        from train.exploitability import cached_tree, default_cache_dir
+        from train.psro import ReachAverage, TableGame
+
+        self.cfg, self.rules = cfg, rules
+        self.game = TableGame(cached_tree(rules, 0, (0, 0), "strength", cfg.exploitability_cache or default_cache_dir()))
+        self.sums = ReachAverage(self.game)
+        self.count = 0
+
+    def add(self, sigma: np.ndarray, update: int) -> dict:
+        """Add the iterate of ``update`` (its table); the average's exploitability and best responses."""
+        self.sums.add(sigma, 1.0 if self.cfg.average == "uniform" else float(update))
+        self.count += 1
+        ev = self.game.exploitability(self.sums.table())
+        return {"avg_exploitability": float(ev["exploitability"]), "avg_br0": float(ev["br0"]),
+                "avg_br1": float(ev["br1"])}
+
+    def state_dict(self) -> dict:
+        return {**self.sums.state_dict(), "count": self.count}
+
+    def load_state_dict(self, d: dict) -> None:
+        self.sums.load_state_dict(d)
+        self.count = int(d["count"])
+
+    def save(self, path: str) -> None:
+        """The average as a strategy file (``cfr:PATH`` plays it)."""
+        from agents.cfr.strategy import StrategyTable, save_strategy
+
+        table = self.sums.table()
+        ev = self.game.exploitability(table)
+        header = {"variant": self.rules.variant, "options": dict(self.rules.options), "rules_key": self.rules.key,
+                  "dealer": 0, "score": [0, 0], "abstraction": "strength", "algorithm": f"{self.cfg.algorithm} average",
+                  "iterations": self.count, "exploitability": float(ev["exploitability"]),
+                  "value_seat0": float(ev["value_seat0"]), "redeal_value": None}
+        save_strategy(path, header, {"main": StrategyTable.from_solver(self.game.tree, self.game.solver, table)})
+
+
+def measure_exploitability(net, cfg: PPOConfig, rules, average: IterateAverage | None = None, update: int = 0) -> dict:
+    """Exact exploitability (points per hand, one hand from 0-0, seat 0 dealing) of the current policy,
+    and of the average of the iterates so far when ``average`` is given (the current one added to it)."""
     import copy
 
     from agents.ppo import PPOAgent
@@ -1081,32 +1145,39 @@ def measure_exploitability(net, cfg: PPOConfig, rules) -> dict:
 
     cpu_net = copy.deepcopy(net).cpu().eval()  # the tables are filled on the CPU; the learner's net is left alone
     threads = torch.get_num_threads()
+    cpu0 = time.process_time()
     result = policy_exploitability(PPOAgent(cpu_net, rules, cfg.features), rules, first_hands=cfg.exploitability_first_hands,
-                                   seed=cfg.seed, log=lambda msg: None, cache_dir=cfg.exploitability_cache or default_cache_dir())
+                                   seed=cfg.seed, log=lambda msg: None, cache_dir=cfg.exploitability_cache or default_cache_dir(),
+                                   keep=average is not None)
     torch.set_num_threads(threads)  # the tables run single-threaded
-    return {k: float(result[k]) for k in ("exploitability", "br0", "br1", "value_seat0", "cpu_seconds")}
+    out = {k: float(result[k]) for k in ("exploitability", "br0", "br1", "value_seat0")}
+    if average is not None:
+        out.update(average.add(result["parts"]["main"][2], update))
+    out["cpu_seconds"] = time.process_time() - cpu0
+    return out
 
 
 EXPLOITABILITY_COLUMNS = ("update", "global_step", "exploitability", "br0", "br1", "value_seat0", "cpu_seconds")
+AVERAGE_COLUMNS = ("avg_exploitability", "avg_br0", "avg_br1")
 
 
 def write_exploitability_csv(history: list[dict], path: str) -> None:
-    """The exploitability curve so far as CSV (one row per measurement), written atomically."""
+    """The exploitability curve so far as CSV (one row per measurement; with the average's columns when
+    it is kept), written atomically."""
     from truc_env.atomic import atomic_write_text
 
-    lines = [",".join(EXPLOITABILITY_COLUMNS)]
-    for h in history:
-        ex = h.get("exploitability")
-        if ex:
-            vals = {**ex, "update": h["update"], "global_step": h["global_step"]}
-            lines.append(",".join(str(vals[c]) for c in EXPLOITABILITY_COLUMNS))
+    rows = [{**h["exploitability"], "update": h["update"], "global_step": h["global_step"]}
+            for h in history if h.get("exploitability")]
+    columns = EXPLOITABILITY_COLUMNS + (AVERAGE_COLUMNS if rows and all(c in rows[0] for c in AVERAGE_COLUMNS) else ())
+    lines = [",".join(columns)] + [",".join(str(r[c]) for c in columns) for r in rows]
     atomic_write_text(path, "\n".join(lines) + "\n")
 
 
 def plot_exploitability(history: list[dict], path: str, title: str = "PPO") -> str | None:
-    """The exploitability curve (points per hand against learner steps, log scale) as a PNG."""
-    points = [(h["global_step"], h["exploitability"]["exploitability"]) for h in history if h.get("exploitability")]
-    if not points:
+    """The exploitability curve (points per hand against learner steps, log scale) as a PNG; the
+    average policy's too when it is kept."""
+    rows = [(h["global_step"], h["exploitability"]) for h in history if h.get("exploitability")]
+    if not rows:
         return None
     import matplotlib
 
@@ -1114,7 +1185,10 @@ def plot_exploitability(history: list[dict], path: str, title: str = "PPO") -> s
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot([x for x, _ in points], [y for _, y in points], marker="o")
+    ax.plot([x for x, _ in rows], [e["exploitability"] for _, e in rows], marker="o", label="last iterate")
+    if "avg_exploitability" in rows[0][1]:
+        ax.plot([x for x, _ in rows], [e["avg_exploitability"] for _, e in rows], marker=".", label="average policy")
+        ax.legend()
     ax.set_yscale("log")
     ax.set_xlabel("learner steps")
     ax.set_ylabel("exploitability (points per hand)")

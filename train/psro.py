@@ -182,25 +182,64 @@ class TableGame:
 
     def mix(self, tables: list[np.ndarray], weights0, weights1) -> np.ndarray:
         """The table of a mixture: seat 0 draws a table with ``weights0`` once per hand and follows it,
-        seat 1 with ``weights1``. Each information set gets the members' distributions weighted by
-        meta-probability x own reach (where no member reaches it: by meta-probability alone)."""
-        out = np.zeros(self.solver.n_slots)
-        for seat, weights in ((0, weights0), (1, weights1)):
-            num = np.zeros(self.solver.n_slots)
-            den = np.zeros(self.solver.n_slots)
-            plain = np.zeros(self.solver.n_slots)
-            for table, w in zip(tables, weights):
-                if w <= 0.0:
-                    continue
-                self.solver.forward(seat, table)
-                r = w * self.solver.reach[self.reach_index]
-                num += r * table
-                den += r
-                plain += w * table
-            mine = self.seat_of_slot == seat
+        seat 1 with ``weights1`` (:class:`ReachAverage`)."""
+        avg = ReachAverage(self)
+        for table, w0, w1 in zip(tables, weights0, weights1):
+            avg.add(table, w0, w1)
+        return avg.table()
+
+
+class ReachAverage:
+    """The average policy of a sequence of tables, kept as running sums.
+
+    At each information set of a seat, the tables' distributions weighted by ``weight x`` the seat's own
+    probability of reaching it (``sum_t w_t reach_t pi_t / sum_t w_t reach_t``): by Kuhn's theorem the
+    table that plays like drawing one member by weight once per hand and following it. Where no member
+    reaches an information set, the weighted plain mean. PSRO's meta-Nash mixture and PPO/MMD's average
+    of their iterates (``average`` in :class:`train.ppo.PPOConfig`) are both this."""
+
+    def __init__(self, game: TableGame):
+        n = game.solver.n_slots
+        self.game = game
+        self.num, self.den, self.plain = np.zeros((2, n)), np.zeros((2, n)), np.zeros((2, n))
+        self.total = np.zeros(2)
+
+    def add(self, table: np.ndarray, weight0: float = 1.0, weight1: float | None = None) -> None:
+        """Add one table with weight ``weight0`` for seat 0 and ``weight1`` (default: the same) for seat 1."""
+        table = np.asarray(table, dtype=np.float64)
+        if table.shape != (self.game.solver.n_slots,):
+            raise TrucError(f"a table of {table.shape} values for a tree of {self.game.solver.n_slots} slots")
+        for seat, w in ((0, weight0), (1, weight0 if weight1 is None else weight1)):
+            if w <= 0.0:
+                continue
+            self.game.solver.forward(seat, table)
+            r = w * self.game.solver.reach[self.game.reach_index]
+            self.num[seat] += r * table
+            self.den[seat] += r
+            self.plain[seat] += w * table
+            self.total[seat] += w
+
+    def table(self) -> np.ndarray:
+        """The average table (each seat's slots from that seat's sums)."""
+        out = np.zeros(self.game.solver.n_slots)
+        for seat in (0, 1):
+            mine = self.game.seat_of_slot == seat
+            den = self.den[seat]
             safe = np.where(den > 0, den, 1.0)
-            out[mine] = np.where(den > 0, num / safe, plain / max(float(np.sum(weights)), 1e-300))[mine]
+            plain = self.plain[seat] / max(float(self.total[seat]), 1e-300)
+            out[mine] = np.where(den > 0, self.num[seat] / safe, plain)[mine]
         return out
+
+    def state_dict(self) -> dict:
+        """The running sums (for a checkpoint)."""
+        return {"num": self.num.copy(), "den": self.den.copy(), "plain": self.plain.copy(), "total": self.total.copy()}
+
+    def load_state_dict(self, d: dict) -> None:
+        """Restore the running sums of :meth:`state_dict`."""
+        if np.shape(d["num"]) != self.num.shape:
+            raise TrucError(f"an average of {np.shape(d['num'])} sums for a tree of {self.num.shape} slots")
+        self.num, self.den, self.plain = (np.array(d[k], dtype=np.float64) for k in ("num", "den", "plain"))
+        self.total = np.array(d["total"], dtype=np.float64)
 
 
 def solve_matrix_game(M: np.ndarray, iterations: int = 20000) -> tuple[np.ndarray, np.ndarray, float]:
@@ -274,7 +313,7 @@ def run(cfg: PSROConfig, log=print) -> dict:
               "value_seat0": final["value_seat0"], "redeal_value": None}
     save_strategy(os.path.join(cfg.out, "strategy.npz"), header,
                   {"main": StrategyTable.from_solver(tree, game.solver, mixture)})
-    _write_curve(os.path.join(cfg.out, "curve.csv"), rows)
+    write_csv(os.path.join(cfg.out, "curve.csv"), rows)
     plot_curve(rows, os.path.join(cfg.out, "curve.png"), f"PSRO {cfg.variant}")
     summary = {"config": asdict(cfg), "iterations": cfg.iterations, "policies": len(population),
                "exploitability": final["exploitability"], "uniform_exploitability": rows[0]["exploitability"],
@@ -287,11 +326,12 @@ def run(cfg: PSROConfig, log=print) -> dict:
     return summary
 
 
-def _write_curve(path: str, rows: list[dict]) -> None:
+def write_csv(path: str, rows: list[dict], columns=None) -> None:
+    """Rows of a curve or table as CSV (header: ``columns``, default the first row's keys), written atomically."""
     import io
 
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    w = csv.DictWriter(buf, fieldnames=list(columns or rows[0]), lineterminator="\n")
     w.writeheader()
     w.writerows(rows)
     atomic_write_text(path, buf.getvalue())
