@@ -19,6 +19,9 @@ cards as deck indices (``0..D-1``, -1 = none). Parameters of the Rules are ``p[P
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import numpy as np
 from numba import njit
 from numba.core.cpu import CPUTargetOptions
@@ -746,29 +749,46 @@ def _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng
     write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
 
 
-@njit(cache=True, nogil=True, **NO_REFCOUNT)
-def step_serial(actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
-                old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out):
-    """One decision for every game with ``actions[b] >= 0`` (the others wait); auto-reset.
+def _entry_kernels(rules_digest: int):
+    """The entry kernels that inline hand_rules' functions, with ``rules_digest`` in their cache key.
 
-    Releases the GIL: :mod:`truc_env.vector` runs slices of the batch on several threads.
+    numba's cache checks only the stamp of the file that defines a cached function: an edit of
+    hand_rules.py alone would leave the old decisions in the cached kernels. It also hashes a closure's
+    cells into the cache key, so these kernels close over a digest of hand_rules.py's source.
     """
-    for b in range(g.shape[0]):
-        _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
-                  old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out)
+
+    @njit(cache=True, nogil=True, **NO_REFCOUNT)
+    def step_serial(actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
+                    old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out):
+        """One decision for every game with ``actions[b] >= 0`` (the others wait); auto-reset.
+
+        Releases the GIL: :mod:`truc_env.vector` runs slices of the batch on several threads.
+        """
+        if rules_digest < 0:  # never (the digest is positive): the digest is a cell of this closure
+            return
+        for b in range(g.shape[0]):
+            _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
+                      old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out)
+
+    @njit(cache=True, **NO_REFCOUNT)
+    def reset_batch(which, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
+                    old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, seat_out):
+        """Start a new episode in every game with ``which[b]``; observe every game."""
+        if rules_digest < 0:  # never: as in step_serial
+            return
+        for b in range(g.shape[0]):
+            if which[b]:
+                _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
+            seat_out[b] = actor_of(b, g, callq, sigq)
+            if obs.shape[1] > 0:
+                write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
+            write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
+
+    return step_serial, reset_batch
 
 
-@njit(cache=True, **NO_REFCOUNT)
-def reset_batch(which, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
-                old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, seat_out):
-    """Start a new episode in every game with ``which[b]``; observe every game."""
-    for b in range(g.shape[0]):
-        if which[b]:
-            _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
-        seat_out[b] = actor_of(b, g, callq, sigq)
-        if obs.shape[1] > 0:
-            write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
-        write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
+SHARED_RULES_DIGEST = int(hashlib.sha256(Path(hand_rules.__file__).read_bytes()).hexdigest()[:15], 16)
+step_serial, reset_batch = _entry_kernels(SHARED_RULES_DIGEST)
 
 
 @njit(cache=True, nogil=True, **NO_REFCOUNT)

@@ -250,6 +250,8 @@ def kernel_tables(rules: Rules):
 
 
 def kernel_params(venv: VectorEnv) -> np.ndarray:
+    """The kernel's int parameters (``p[P_*]``): the options, action ids and observation offsets of this
+    env's Rules, its partner table and its win rewards."""
     from . import _vector_kernels as K
 
     r, L, enc = venv.rules, venv.layout, venv.encoder
