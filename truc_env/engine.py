@@ -427,7 +427,7 @@ class State:
         self.dealt_hands = [list(h) for h in self.hands]
         self.leader = self.turn = next_seat(d, n)
         if r.put_pass:
-            self.pass_queue = [(d + 1) % n, d]
+            self.pass_queue = [next_seat(d, n), d]
             self.phase = "give"
             return
         special = special_hand(r.eleven, self.redeal_used, self.score[0], self.score[1], r.eleven_score)
@@ -514,14 +514,17 @@ class State:
             acts = [L.slot + i for i, c in enumerate(self.hands[s]) if c >= 0]
         else:
             acts = [L.play + L.card_index[c] for c in self._playable(s)]
-        if self._may_raise(s):
+        special, side = self.special != "", r.side(s)
+        budget = raise_budget(self.raises, _cap(r.max_raises), 0)
+        if may_raise(self.level, r.ladder_top, special, self.all_in_accepted, self.last_raiser_side, side, budget):
             acts.append(L.RAISE)
-        if self._may_all_in(s):
+        if may_all_in(r.all_in is not None, self.all_in_called, special, self.last_raiser_side, side, budget):
             acts.append(L.ALL_IN)
         if r.fold:
             acts.append(L.FOLD)
-        if may_redeal(r.redeal, self.redeal_used, self.play_started, s, next_seat(self.dealer, self.n), self.n,
-                      len(r.deck) - len(self.drawn), r.hand_size):
+        # r.redeal first only to skip building the arguments where the variant has no redeal
+        if r.redeal and may_redeal(r.redeal, self.redeal_used, self.play_started, s, next_seat(self.dealer, self.n),
+                                   self.n, len(r.deck) - len(self.drawn), r.hand_size):
             acts.append(L.REDEAL)
         if r.envido and self._envido_open_at_turn(s):
             acts += L.ENVIDO.values()
@@ -545,19 +548,9 @@ class State:
         same = [c for c in hand if fam.rank_of(c) == token]
         return same or hand
 
-    def _may_raise(self, seat: int) -> bool:
-        r = self.rules
-        return may_raise(self.level, r.ladder_top, self.special != "", self.all_in_accepted, self.last_raiser_side,
-                         r.side(seat), raise_budget(self.raises, _cap(r.max_raises), 0))
-
     def _may_counter(self) -> bool:
         r = self.rules
         return may_counter(r.counter_raise, self.call_level, r.ladder_top, raise_budget(self.raises, _cap(r.max_raises), 1))
-
-    def _may_all_in(self, seat: int) -> bool:
-        r = self.rules
-        return may_all_in(r.all_in is not None, self.all_in_called, self.special != "", self.last_raiser_side,
-                          r.side(seat), raise_budget(self.raises, _cap(r.max_raises), 0))
 
     def _has_played_this_hand(self, seat: int) -> bool:
         return any(s == seat for s, _ in self.trick)
