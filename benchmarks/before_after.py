@@ -4,9 +4,10 @@
 
 Each tree runs in a worker process of its own (``PYTHONPATH`` = the tree), started once and asked for one
 measurement at a time; the two take short turns on each row (before, after, after, before, ...) so that
-the load of a shared machine falls on both alike, and each row keeps its median over the turns (and the quartiles of the paired after/before ratios). Speeds
-are per CPU-second of the worker (``time.process_time``), after a warm-up of the row (numba
-compilation or cache load, layout caches).
+the load of a shared machine falls on both alike, and each row keeps its median over the turns. The
+ratio is taken per pair of turns (after over the before next to it, so that slow swings of the load
+cancel out): its median and quartiles are printed. Speeds are per CPU-second of the worker
+(``time.process_time``), after a warm-up of the row (numba compilation or cache load, layout caches).
 
 Rows: ``engine``, random single hands of ``engine.State`` (``train.bench.engine.truc_hand_loop``, the
 loop of ``truc bench``'s engine row), hands per CPU-second; ``batched``, ``VectorEnv`` steps with random
@@ -153,7 +154,7 @@ def main(argv=None) -> int:
             print(f"{key:<34}{a:<18}{b:<18}{'same' if a == b else 'DIFFERENT'}")
         print(f"\nspeed per CPU-second, median of {args.rounds} turns per tree, {args.seconds:g} CPU-s each; "
               f"load average {os.getloadavg()[0]:.1f}")
-        print(f"{'row':<46}{'before':>12}{'after':>12}{'after/before':>14}{'paired, 25-75%':>18}")
+        print(f"{'row':<46}{'before':>12}{'after':>12}{'after/before: paired median, 25-75%':>38}")
         rows = [f"engine {v}" for v in ENGINE_VARIANTS] + [f"batched {c}" for c in CONFIGS]
         for row in [r for r in rows if not args.only or any(o in r for o in args.only)]:
             got: dict = {k: [] for k in trees}
@@ -162,10 +163,9 @@ def main(argv=None) -> int:
                     got[k].append(trees[k].ask(task="speed", row=row, seconds=args.seconds))
             b, a = statistics.median(got["before"]), statistics.median(got["after"])
             # the ratio of each turn's pair: slow swings of the machine's load cancel out
-            q1, _, q3 = statistics.quantiles([x / y for x, y in zip(got["after"], got["before"])], n=4)
+            q1, q2, q3 = statistics.quantiles([x / y for x, y in zip(got["after"], got["before"])], n=4)
             unit = "hands" if row.startswith("engine") else f"steps, B={CONFIGS[row.split(' ', 1)[1]][2]}"
-            print(f"{row + ' (' + unit + ')':<46}{b:>12,.0f}{a:>12,.0f}{a / b:>14.3f}{q1:>11.3f}-{q3:.3f}",
-                  flush=True)
+            print(f"{row + ' (' + unit + ')':<46}{b:>12,.0f}{a:>12,.0f}{q2:>26.3f}{q1:>7.3f}-{q3:.3f}", flush=True)
     finally:
         for t in trees.values():
             t.close()
