@@ -3,7 +3,7 @@
 Both implementations of the hand call these: :mod:`truc_env.engine` directly, the numba kernel of
 the batched engine (:mod:`truc_env._vector_kernels`) through ``njit(inline="always")`` wrappers of
 the same functions. So a rule decided here is decided once; what the kernel still restates is listed
-in docs/architecture.md (the batched engine) with the differential test that covers it.
+in docs/architecture.md (the batched engine's kernel) with the differential test that covers it.
 
 Constraints, so that numba compiles them as they are: arguments and results are ints or bools (no
 ``None``, no numpy objects, no State), no imports, no closures, and no calls to one another (numba
