@@ -3,9 +3,15 @@
 A re-implementation of :mod:`truc_env.engine` over arrays, for the variants that
 :func:`truc_env.vector.kernel_supports` accepts (trick-taking with a stake ladder, mon reste / put,
 fold, redeal, counter-raises, vira and manilhas, mão de onze / de ferro, signals with intercept 0 or
-1). It decides no rule on its own: every table (card strengths, who wins with which trick counts,
-truthful signal tokens) is computed in Python from ``rules.py`` / ``engine.py``, and
-``tests/test_vector.py`` checks the whole thing step by step against ``engine.py``.
+1). It takes its rules from two places it shares with the engine: the tables that
+:func:`truc_env.vector.kernel_tables` / ``kernel_params`` compute from ``rules.py`` / ``engine.py``
+(card strengths, who wins with which trick counts, truthful signal tokens, the ladder, partners,
+win rewards), and the scalar decisions of :mod:`truc_env.hand_rules` (hand value, raise / all-in /
+counter / redeal legality, mão de onze / de ferro, trick leader, signal audience, next seat, game
+over), compiled here from the very functions the engine calls. What it restates is bound to its array
+layout (queues, the trick in arrays, the index into the winners table); docs/architecture.md lists
+every decision with its source, and ``tests/test_vector.py`` checks the whole thing step by step
+against ``engine.py``.
 
 Layout of the per-game state: ``g[b, F_*]`` holds the scalar fields (int32); the other arrays hold
 cards as deck indices (``0..D-1``, -1 = none). Parameters of the Rules are ``p[P_*]``.
@@ -13,9 +19,15 @@ cards as deck indices (``0..D-1``, -1 = none). Parameters of the Rules are ``p[P
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import numpy as np
 from numba import njit
 from numba.core.cpu import CPUTargetOptions
+
+from . import hand_rules
+from .hand_rules import ELEVEN, IRON
 
 # ---------------------------------------------------------------------------- parameters (p[P_*])
 P_N = 0  # players
@@ -87,7 +99,8 @@ P_RAISE_CAP = 64
 P_SIG_WIDTH = 65
 P_WIN_OWN = 66  # reward="win": the winning side's reward, from episode.side_rewards
 P_WIN_OTHER = 67  # the other side's
-N_PARAMS = 68
+P_PARTNER = 68  # 68..71: Rules.partner of each seat
+N_PARAMS = 72
 
 # ---------------------------------------------------------------------------- fields (g[b, F_*])
 F_PHASE = 0
@@ -102,7 +115,7 @@ F_RAISES = 8
 F_LAST_RAISER = 9  # side, -1 none
 F_ALL_IN_CALLED = 10
 F_ALL_IN_ACCEPTED = 11
-F_SPECIAL = 12  # 0 none, 1 eleven, 2 iron
+F_SPECIAL = 12  # hand_rules.NORMAL, ELEVEN (once accepted) or IRON
 F_ELEVEN_SEAT = 13
 F_CALL_KIND = 14  # 0 none, 1 raise, 2 all-in, 3 redeal
 F_CALL_CALLER = 15
@@ -147,6 +160,23 @@ _S12 = np.uint64(12)
 _S25 = np.uint64(25)
 _S27 = np.uint64(27)
 _S32 = np.uint64(32)
+
+
+# ---------------------------------------------------------------------------- the shared decisions
+# hand_rules' plain functions compiled for the kernels: the engine calls the same functions
+_shared = njit(cache=True, inline="always")
+_next_seat = _shared(hand_rules.next_seat)
+_hand_value = _shared(hand_rules.hand_value)
+_wins_game = _shared(hand_rules.wins_game)
+_may_raise = _shared(hand_rules.may_raise)
+_may_all_in = _shared(hand_rules.may_all_in)
+_may_counter = _shared(hand_rules.may_counter)
+_may_redeal = _shared(hand_rules.may_redeal)
+_raise_budget = _shared(hand_rules.raise_budget)
+_special_hand = _shared(hand_rules.special_hand)
+_eleven_seat = _shared(hand_rules.eleven_seat)
+_trick_lead = _shared(hand_rules.trick_lead)
+_signal_audience = _shared(hand_rules.signal_audience)
 
 
 @njit(cache=True, inline="always")
@@ -209,7 +239,7 @@ def _open_signal_round(b, g, p, sigq, first):
 
 @njit(cache=True, inline="always")
 def _begin_play(b, g, p, sigq):
-    if p[P_SIG_MODE] != 0 and g[b, F_SPECIAL] != 2:
+    if p[P_SIG_MODE] != 0 and g[b, F_SPECIAL] != IRON:
         _open_signal_round(b, g, p, sigq, g[b, F_LEADER])
     else:
         _to_turn(b, g, g[b, F_LEADER])
@@ -219,22 +249,16 @@ def _begin_play(b, g, p, sigq):
 def _after_deal(b, g, p, sigq):
     n = p[P_N]
     d = g[b, F_DEALER]
-    g[b, F_LEADER] = _wrap(d + 1, n)
-    g[b, F_TURN] = _wrap(d + 1, n)
-    if p[P_ELEVEN] and not g[b, F_REDEAL_USED]:
-        at0 = g[b, F_SCORE] >= p[P_ELEVEN_SCORE]
-        at1 = g[b, F_SCORE + 1] >= p[P_ELEVEN_SCORE]
-        if at0 and at1:
-            g[b, F_SPECIAL] = 2
-        elif at0 or at1:
-            side_at = 0 if at0 else 1
-            for k in range(n):
-                s = _wrap(d + 1 + k, n)
-                if s % 2 == side_at:
-                    g[b, F_ELEVEN_SEAT] = s
-                    break
-            g[b, F_PHASE] = PH_ELEVEN
-            return
+    mano = _next_seat(d, n)
+    g[b, F_LEADER] = mano
+    g[b, F_TURN] = mano
+    special = _special_hand(p[P_ELEVEN], g[b, F_REDEAL_USED], g[b, F_SCORE], g[b, F_SCORE + 1], p[P_ELEVEN_SCORE])
+    if special == IRON:
+        g[b, F_SPECIAL] = IRON
+    elif special == ELEVEN:
+        g[b, F_ELEVEN_SEAT] = _eleven_seat(mano, n, g[b, F_SCORE], p[P_ELEVEN_SCORE])
+        g[b, F_PHASE] = PH_ELEVEN
+        return
     _begin_play(b, g, p, sigq)
 
 
@@ -302,24 +326,17 @@ def _score(b, g, p, side, points):
         return
     g[b, F_SCORE + side] += points
     g[b, F_HP + side] += points
-    if g[b, F_SCORE + side] >= p[P_TARGET] and not g[b, F_GAME_OVER]:
+    if _wins_game(g[b, F_SCORE + side], p[P_TARGET]) and not g[b, F_GAME_OVER]:
         g[b, F_GAME_OVER] = 1
         g[b, F_WINNER] = side
 
 
 @njit(cache=True, inline="always")
-def _hand_value(b, g, p, ladder, side):
+def _value_for(b, g, p, ladder, side):
+    """What the hand is worth to ``side`` now (hand_rules.hand_value on game b's fields)."""
     sp = g[b, F_SPECIAL]
-    if sp == 1:
-        return p[P_ELEVEN_VALUE]
-    if sp == 2:
-        return ladder[0]
-    v = ladder[g[b, F_LEVEL]]
-    if g[b, F_ALL_IN_ACCEPTED]:
-        need = p[P_TARGET] - g[b, F_SCORE + side]
-        if need > v:
-            return need
-    return v
+    return _hand_value(ladder[g[b, F_LEVEL]], sp == ELEVEN, sp == IRON, p[P_ELEVEN_VALUE], ladder[0],
+                       g[b, F_ALL_IN_ACCEPTED], p[P_TARGET] - g[b, F_SCORE + side])
 
 
 @njit(cache=True, inline="always")
@@ -363,22 +380,10 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
     t = g[b, F_TRICKS]
     played[b, seat, t] = card
     row = g[b, F_VIRA] + 1
-    best = -1
+    best = winner = winner_side = -1
     for i in range(k + 1):
-        st = strength[row, tcards[b, i]]
-        if st > best:
-            best = st
-    winner = -1
-    mixed = False
-    for i in range(k + 1):
-        if strength[row, tcards[b, i]] == best:
-            s = tseats[b, i]
-            if winner < 0:
-                winner = s
-            elif s % 2 != winner % 2:
-                mixed = True
-    if mixed:
-        winner = -1
+        s = tseats[b, i]
+        best, winner, winner_side = _trick_lead(best, winner, winner_side, strength[row, tcards[b, i]], s, s % 2)
     leader = g[b, F_LEADER]
     if k + 1 < n:
         # the rest of the trick is the winner's partners: the trick is his whatever they play
@@ -402,7 +407,7 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
     w = _decided(b, g, p, decided, twin, tlead, t + 1)
     if w != -2:
         if w >= 0:
-            _score(b, g, p, w, _hand_value(b, g, p, ladder, w))
+            _score(b, g, p, w, _value_for(b, g, p, ladder, w))
         return True
     g[b, F_TRICKS] = t + 1
     g[b, F_NTRICK] = 0
@@ -411,7 +416,7 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
         tseats[b, i] = -1
     if winner >= 0:
         g[b, F_LEADER] = winner
-    if p[P_SIG_MODE] != 0 and p[P_SIG_EVERY_TRICK] and g[b, F_SPECIAL] != 2:
+    if p[P_SIG_MODE] != 0 and p[P_SIG_EVERY_TRICK] and g[b, F_SPECIAL] != IRON:
         _open_signal_round(b, g, p, sigq, g[b, F_LEADER])
     else:
         _to_turn(b, g, g[b, F_LEADER])
@@ -496,7 +501,7 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
             _open_call(b, g, p, callq, K_ALL_IN, seat, g[b, F_LEVEL])
         elif a == p[P_A_FOLD]:
             other = 1 - seat % 2
-            _score(b, g, p, other, _hand_value(b, g, p, ladder, other))
+            _score(b, g, p, other, _value_for(b, g, p, ladder, other))
             return True
         elif a == p[P_A_REDEAL]:
             g[b, F_REDEAL_USED] = 1
@@ -537,13 +542,10 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
     if ph == PH_SIGNAL:
         k = g[b, F_NSIG]
         if k < sigs.shape[1]:
-            seen = (1 << seat) | (1 << _wrap(seat + 2, n))
-            if p[P_SIG_PUBLIC]:
-                seen = (1 << n) - 1
             sigs[b, k, 0] = seat
             sigs[b, k, 1] = a - p[P_A_SIGNAL]
             sigs[b, k, 2] = g[b, F_TRICKS]
-            sigs[b, k, 3] = seen
+            sigs[b, k, 3] = _signal_audience(seat, p[P_PARTNER + seat], n, p[P_SIG_PUBLIC])
         g[b, F_NSIG] = k + 1
         g[b, F_SIGQ_POS] += 1
         if g[b, F_SIGQ_POS] >= g[b, F_SIGQ_LEN]:
@@ -551,7 +553,7 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
         return False
     # eleven
     if a == p[P_A_ACCEPT]:
-        g[b, F_SPECIAL] = 1
+        g[b, F_SPECIAL] = ELEVEN
         _begin_play(b, g, p, sigq)
         return False
     _score(b, g, p, 1 - seat % 2, ladder[0])
@@ -560,18 +562,13 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
 
 # ---------------------------------------------------------------------------- legal actions
 @njit(cache=True, inline="always")
-def _raise_budget(b, g, p, extra):
-    return p[P_MAX_RAISES] < 0 or g[b, F_RAISES] + extra < p[P_MAX_RAISES]
-
-
-@njit(cache=True, inline="always")
 def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
     mask[b, :] = 0
     seat = actor_of(b, g, callq, sigq)
     ph = g[b, F_PHASE]
     hs = p[P_HS]
     if ph == PH_TURN:
-        if g[b, F_SPECIAL] == 2 and p[P_BLIND]:
+        if g[b, F_SPECIAL] == IRON and p[P_BLIND]:
             for i in range(hs):
                 if hands[b, seat, i] >= 0:
                     mask[b, p[P_A_SLOT] + i] = 1
@@ -580,21 +577,23 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
                 c = hands[b, seat, i]
                 if c >= 0:
                     mask[b, p[P_A_PLAY] + c] = 1
-        free = g[b, F_SPECIAL] == 0 and g[b, F_LAST_RAISER] != seat % 2 and _raise_budget(b, g, p, 0)
-        if p[P_A_RAISE] >= 0 and free and g[b, F_LEVEL] < p[P_LADDER_TOP] and not g[b, F_ALL_IN_ACCEPTED]:
+        special = g[b, F_SPECIAL] != 0
+        budget = _raise_budget(g[b, F_RAISES], p[P_MAX_RAISES], 0)
+        if _may_raise(g[b, F_LEVEL], p[P_LADDER_TOP], special, g[b, F_ALL_IN_ACCEPTED], g[b, F_LAST_RAISER],
+                      seat % 2, budget):
             mask[b, p[P_A_RAISE]] = 1
-        if p[P_ALL_IN] and free and not g[b, F_ALL_IN_CALLED]:
+        if _may_all_in(p[P_ALL_IN], g[b, F_ALL_IN_CALLED], special, g[b, F_LAST_RAISER], seat % 2, budget):
             mask[b, p[P_A_ALL_IN]] = 1
         if p[P_FOLD]:
             mask[b, p[P_A_FOLD]] = 1
-        if p[P_REDEAL] and not g[b, F_REDEAL_USED] and not g[b, F_PLAY_STARTED] \
-                and seat == _wrap(g[b, F_DEALER] + 1, p[P_N]) and p[P_D] - g[b, F_DRAWN] >= hs * p[P_N]:
+        if _may_redeal(p[P_REDEAL], g[b, F_REDEAL_USED], g[b, F_PLAY_STARTED], seat, _next_seat(g[b, F_DEALER], p[P_N]),
+                       p[P_N], p[P_D] - g[b, F_DRAWN], hs):
             mask[b, p[P_A_REDEAL]] = 1
     elif ph == PH_ANSWER:
         mask[b, p[P_A_ACCEPT]] = 1
         mask[b, p[P_A_REFUSE]] = 1
-        if g[b, F_CALL_KIND] == K_RAISE and p[P_COUNTER] and g[b, F_CALL_LEVEL] < p[P_LADDER_TOP] \
-                and _raise_budget(b, g, p, 1):
+        if g[b, F_CALL_KIND] == K_RAISE and _may_counter(p[P_COUNTER], g[b, F_CALL_LEVEL], p[P_LADDER_TOP],
+                                                         _raise_budget(g[b, F_RAISES], p[P_MAX_RAISES], 1)):
             mask[b, p[P_A_RAISE]] = 1
     elif ph == PH_ELEVEN:
         mask[b, p[P_A_ACCEPT]] = 1
@@ -627,7 +626,7 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
     ph = g[b, F_PHASE]
     o[p[P_O_TO_ACT] + 0] = 1.0  # the observer is the actor: relative seat 0
     o[p[P_O_DECISION] + ph] = 1.0
-    if not (g[b, F_SPECIAL] == 2 and p[P_BLIND]):
+    if not (g[b, F_SPECIAL] == IRON and p[P_BLIND]):
         for i in range(hs):
             c = hands[b, seat, i]
             if c >= 0:
@@ -639,7 +638,7 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
         for i in range(hs):
             o[p[P_O_FIRST_HAND] + old_hands[b, seat, i]] = 1.0
     if p[P_PARTNER_HAND] and g[b, F_ELEVEN_SEAT] >= 0 and g[b, F_ELEVEN_SEAT] % 2 == seat % 2:
-        partner = _wrap(seat + 2, 4)
+        partner = p[P_PARTNER + seat]
         for i in range(hs):
             c = hands[b, partner, i]
             if c >= 0:
@@ -742,7 +741,7 @@ def _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng
                 done[b] = True
                 _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
             else:
-                g[b, F_DEALER] = _wrap(g[b, F_DEALER] + 1, p[P_N])
+                g[b, F_DEALER] = _next_seat(g[b, F_DEALER], p[P_N])
                 _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
     seat_out[b] = actor_of(b, g, callq, sigq)
     if obs.shape[1] > 0:
@@ -750,29 +749,46 @@ def _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng
     write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
 
 
-@njit(cache=True, nogil=True, **NO_REFCOUNT)
-def step_serial(actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
-                old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out):
-    """One decision for every game with ``actions[b] >= 0`` (the others wait); auto-reset.
+def _entry_kernels(rules_digest: int):
+    """The entry kernels that inline hand_rules' functions, with ``rules_digest`` in their cache key.
 
-    Releases the GIL: :mod:`truc_env.vector` runs slices of the batch on several threads.
+    numba's cache checks only the stamp of the file that defines a cached function: an edit of
+    hand_rules.py alone would leave the old decisions in the cached kernels. It also hashes a closure's
+    cells into the cache key, so these kernels close over a digest of hand_rules.py's source.
     """
-    for b in range(g.shape[0]):
-        _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
-                  old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out)
+
+    @njit(cache=True, nogil=True, **NO_REFCOUNT)
+    def step_serial(actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
+                    old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out):
+        """One decision for every game with ``actions[b] >= 0`` (the others wait); auto-reset.
+
+        Releases the GIL: :mod:`truc_env.vector` runs slices of the batch on several threads.
+        """
+        if rules_digest < 0:  # never (the digest is positive): the digest is a cell of this closure
+            return
+        for b in range(g.shape[0]):
+            _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
+                      old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out)
+
+    @njit(cache=True, **NO_REFCOUNT)
+    def reset_batch(which, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
+                    old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, seat_out):
+        """Start a new episode in every game with ``which[b]``; observe every game."""
+        if rules_digest < 0:  # never: as in step_serial
+            return
+        for b in range(g.shape[0]):
+            if which[b]:
+                _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
+            seat_out[b] = actor_of(b, g, callq, sigq)
+            if obs.shape[1] > 0:
+                write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
+            write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
+
+    return step_serial, reset_batch
 
 
-@njit(cache=True, **NO_REFCOUNT)
-def reset_batch(which, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
-                old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, seat_out):
-    """Start a new episode in every game with ``which[b]``; observe every game."""
-    for b in range(g.shape[0]):
-        if which[b]:
-            _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
-        seat_out[b] = actor_of(b, g, callq, sigq)
-        if obs.shape[1] > 0:
-            write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
-        write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
+SHARED_RULES_DIGEST = int(hashlib.sha256(Path(hand_rules.__file__).read_bytes()).hexdigest()[:15], 16)
+step_serial, reset_batch = _entry_kernels(SHARED_RULES_DIGEST)
 
 
 @njit(cache=True, nogil=True, **NO_REFCOUNT)

@@ -19,6 +19,22 @@ from functools import cache
 
 from .actions import layout_of
 from .errors import IllegalActionError, TrucError
+from .hand_rules import (
+    ELEVEN,
+    IRON,
+    eleven_seat,
+    hand_value,
+    may_all_in,
+    may_counter,
+    may_raise,
+    may_redeal,
+    next_seat,
+    raise_budget,
+    signal_audience,
+    special_hand,
+    trick_lead,
+    wins_game,
+)
 from .rules import Rules
 
 CHANCE = -1
@@ -409,21 +425,20 @@ class State:
     def _after_deal(self) -> None:
         r, d, n = self.rules, self.dealer, self.rules.players
         self.dealt_hands = [list(h) for h in self.hands]
-        self.leader = self.turn = (d + 1) % n
+        self.leader = self.turn = next_seat(d, n)
         if r.put_pass:
-            self.pass_queue = [(d + 1) % n, d]
+            self.pass_queue = [next_seat(d, n), d]
             self.phase = "give"
             return
-        if r.eleven and not self.redeal_used:
-            at = [s >= r.eleven_score for s in self.score]
-            if all(at):
-                self.special = "iron"
-                self.hand_log[-1]["special"] = "iron"
-            elif any(at):
-                self.eleven_seat = next(s for s in ((d + 1 + k) % n for k in range(n)) if at[r.side(s)])
-                self.hand_log[-1].update(special="eleven", eleven_seat=self.eleven_seat)
-                self.phase = "eleven"
-                return
+        special = special_hand(r.eleven, self.redeal_used, self.score[0], self.score[1], r.eleven_score)
+        if special == IRON:
+            self.special = "iron"
+            self.hand_log[-1]["special"] = "iron"
+        elif special == ELEVEN:
+            self.eleven_seat = eleven_seat(self.leader, n, self.score[0], r.eleven_score)
+            self.hand_log[-1].update(special="eleven", eleven_seat=self.eleven_seat)
+            self.phase = "eleven"
+            return
         self._begin_play()
 
     def _begin_play(self) -> None:
@@ -499,14 +514,17 @@ class State:
             acts = [L.slot + i for i, c in enumerate(self.hands[s]) if c >= 0]
         else:
             acts = [L.play + L.card_index[c] for c in self._playable(s)]
-        if self._may_raise(s):
+        special, side = self.special != "", r.side(s)
+        budget = raise_budget(self.raises, _cap(r.max_raises), 0)
+        if may_raise(self.level, r.ladder_top, special, self.all_in_accepted, self.last_raiser_side, side, budget):
             acts.append(L.RAISE)
-        if self._may_all_in(s):
+        if may_all_in(r.all_in is not None, self.all_in_called, special, self.last_raiser_side, side, budget):
             acts.append(L.ALL_IN)
         if r.fold:
             acts.append(L.FOLD)
-        if r.redeal and not self.redeal_used and not self.play_started and s == (self.dealer + 1) % self.n \
-                and len(r.deck) - len(self.drawn) >= r.hand_size * r.players:
+        # r.redeal first only to skip building the arguments where the variant has no redeal
+        if r.redeal and may_redeal(r.redeal, self.redeal_used, self.play_started, s, next_seat(self.dealer, self.n),
+                                   self.n, len(r.deck) - len(self.drawn), r.hand_size):
             acts.append(L.REDEAL)
         if r.envido and self._envido_open_at_turn(s):
             acts += L.ENVIDO.values()
@@ -530,23 +548,9 @@ class State:
         same = [c for c in hand if fam.rank_of(c) == token]
         return same or hand
 
-    def _raise_budget(self, extra: int = 0) -> bool:
-        m = self.rules.max_raises
-        return m is None or self.raises + extra < m
-
-    def _may_raise(self, seat: int) -> bool:
-        r = self.rules
-        return (self.level < r.ladder_top and not self.special and not self.all_in_accepted
-                and self.last_raiser_side != r.side(seat) and self._raise_budget())
-
     def _may_counter(self) -> bool:
-        return (self.rules.counter_raise and self.call_level < self.rules.ladder_top
-                and self._raise_budget(1))
-
-    def _may_all_in(self, seat: int) -> bool:
         r = self.rules
-        return (r.all_in is not None and not self.all_in_called and not self.special
-                and self.last_raiser_side != r.side(seat) and self._raise_budget())
+        return may_counter(r.counter_raise, self.call_level, r.ladder_top, raise_budget(self.raises, _cap(r.max_raises), 1))
 
     def _has_played_this_hand(self, seat: int) -> bool:
         return any(s == seat for s, _ in self.trick)
@@ -775,9 +779,9 @@ class State:
         self.played.append((self.trick_no, seat, card))
         self.instruction = -1
         strength, side = self.strength, self.rules.side
-        best = max(strength[c] for _, c in self.trick)
-        holders = [s for s, c in self.trick if strength[c] == best]
-        winner = holders[0] if len({side(s) for s in holders}) == 1 else -1
+        best = winner = winner_side = -1
+        for s, c in self.trick:
+            best, winner, winner_side = trick_lead(best, winner, winner_side, strength[c], s, side(s))
         if len(self.trick) < len(self.active):
             # the rest of the trick is the winner's partners: the trick is his whatever they play
             rest = [s for s in self.active if s not in {t for t, _ in self.trick}]
@@ -847,15 +851,10 @@ class State:
 
     def _hand_value(self, side: int) -> int:
         r = self.rules
-        if self.special == "eleven":
-            return r.eleven_value
-        if self.special == "iron":
-            return r.ladder[0]
-        if self.all_in_accepted:
-            if r.put_n:
-                return len(self.active) - 1
-            return max(r.ladder[self.level], r.target - self.score[side])
-        return r.ladder[self.level]
+        if r.put_n and self.all_in_accepted and not self.special:  # put_n: one point per seat resigned
+            return len(self.active) - 1
+        return hand_value(r.ladder[self.level], self.special == "eleven", self.special == "iron", r.eleven_value,
+                          r.ladder[0], self.all_in_accepted, r.target - self.score[side])
 
     # ------------------------------------------------------------------ envido and flor
     def _open_envido(self, seat: int, call: str) -> None:
@@ -944,12 +943,9 @@ class State:
     def _apply_signal(self, seat: int, a: int) -> None:
         r, n = self.rules, self.n
         self.signal_queue.pop(0)
-        seen = (1 << seat) | (1 << self.partner(seat))
         opponents = [(seat + k) % n for k in range(1, n) if r.side((seat + k) % n) != r.side(seat)]
         q = r.signals.intercept
-        if q >= 1.0:
-            for o in opponents:
-                seen |= 1 << o
+        seen = signal_audience(seat, self.partner(seat), n, q >= 1.0)
         self.signals.append([seat, a - self.L.signal, self.trick_no, seen])
         if 0.0 < q < 1.0:
             self.intercept_queue = opponents
@@ -963,7 +959,7 @@ class State:
             return
         self.score[side] += points
         self.hand_points[side] += points
-        if self.score[side] >= self.rules.target and not self.game_over:
+        if wins_game(self.score[side], self.rules.target) and not self.game_over:
             self.game_over = True
             self.winner = side
 
@@ -982,9 +978,14 @@ class State:
         if self.game_over or self.episode == "hand":
             self.phase = "terminal"
         else:
-            self.dealer = (self.dealer + 1) % self.n
+            self.dealer = next_seat(self.dealer, self.n)
             self._begin_hand()
         self._legal = None
+
+
+def _cap(max_raises: int | None) -> int:
+    """The raise cap as hand_rules takes it: -1 for none."""
+    return -1 if max_raises is None else max_raises
 
 
 def zero_sum(points: list[int]) -> list[float]:

@@ -250,6 +250,8 @@ def kernel_tables(rules: Rules):
 
 
 def kernel_params(venv: VectorEnv) -> np.ndarray:
+    """The kernel's int parameters (``p[P_*]``): the options, action ids and observation offsets of this
+    env's Rules, its partner table and its win rewards."""
     from . import _vector_kernels as K
 
     r, L, enc = venv.rules, venv.layout, venv.encoder
@@ -259,6 +261,7 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
     p[K.P_OBS] = venv.obs_size
     p[K.P_EPISODE_HAND] = venv.episode == "hand"
     p[K.P_REWARD_WIN] = venv.reward_kind == "win"
+    assert r.side_of == tuple(s % 2 for s in range(r.players)), "the kernel's seat s plays for side s % 2"
     won = side_rewards(r, 0)  # the kernel's two sides: seat s is on side s % 2
     assert won[0] == int(won[0]) and won[1] == int(won[1]), "the kernel stores whole win rewards"
     p[K.P_WIN_OWN], p[K.P_WIN_OTHER] = won[0], won[1]
@@ -292,6 +295,8 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
                  "trick_leader", "active", "stake", "raises", "last_raiser", "all_in", "special", "call",
                  "call_caller", "call_level", "vira", "manilhas", "score", "hand_points", "dealer", "signals"):
         p[getattr(K, "P_O_" + name.upper())] = enc.offset.get(name, -1)
+    for seat in range(r.players):
+        p[K.P_PARTNER + seat] = r.partner(seat)
     p[K.P_RAISE_CAP] = enc.raise_cap
     p[K.P_SIG_WIDTH] = enc.signal_width
     return p
