@@ -151,7 +151,9 @@ def test_auto_uses_the_batched_engine_where_it_can_and_says_why_not():
     with pytest.raises(TrucError, match="rollout: vector cannot run"):
         ppo.Collector(tiny_config("/nonexistent", features="info_state", rollout="vector"), rules, torch.device("cpu"))
     four = tiny_config("/nonexistent", variant="le_truc_4p", options={})
-    col = ppo.Collector(four, make_rules("le_truc_4p"), torch.device("cpu"))
+    assert ppo.Collector(four, make_rules("le_truc_4p"), torch.device("cpu")).path == "vector"
+    argentino = tiny_config("/nonexistent", variant="truco_argentino", options={})
+    col = ppo.Collector(argentino, make_rules("truco_argentino"), torch.device("cpu"))
     assert col.path == "engine" and "no array kernel" in col.why
     assert ppo.Collector(tiny_config("/nonexistent", rollout="engine"), rules, torch.device("cpu")).vector is None
 

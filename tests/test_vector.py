@@ -95,10 +95,10 @@ class Reference:
 
 
 def run_differential(variant: str, episodes: int, num_envs: int = 32, seed: int = 0, max_steps: int = 100_000,
-                     **kwargs) -> dict:
+                     reference=Reference, **kwargs) -> dict:
     """Play random games in the kernel and in engine.py side by side; returns counts."""
     venv = VectorEnv(variant, num_envs, seed=seed, backend="numba", **kwargs)
-    ref = Reference(venv)
+    ref = reference(venv)
     obs, mask, seat = venv.reset()
     for b in range(num_envs):
         ref.new_episode(b)
@@ -197,7 +197,7 @@ def test_same_seed_same_games_and_batch_size_independent():
 
 def test_backend_is_explicit():
     assert VectorEnv("le_truc", 2).backend == "numba"
-    for variant in ("le_truc_4p", "truco_argentino", "put_4p", "put_n"):
+    for variant in ("truco_argentino", "put_4p", "put_n"):
         v = VectorEnv(variant, 2)
         assert v.backend == "loop" and v.fallback_reason
         assert kernel_supports(v.rules)
@@ -209,7 +209,7 @@ def test_backend_is_explicit():
 
 @pytest.mark.parametrize("variant", ["le_truc_4p", "truco_argentino", "put_4p", "put_n"])
 def test_loop_backend_plays_whole_episodes(variant):
-    v = VectorEnv(variant, 4, seed=0)
+    v = VectorEnv(variant, 4, seed=0, backend="loop")
     obs, mask, seat = v.reset()
     enc = encoder_of(v.rules)
     assert obs.shape == (4, enc.size) and mask.shape == (4, v.n_actions)

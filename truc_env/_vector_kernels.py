@@ -87,7 +87,18 @@ P_RAISE_CAP = 64
 P_SIG_WIDTH = 65
 P_WIN_OWN = 66  # reward="win": the winning side's reward, from episode.side_rewards
 P_WIN_OTHER = 67  # the other side's
-N_PARAMS = 68
+# Le Truc 2 vs 2 (governors, instructions, governor-partner signals)
+P_GOVERNORS = 68  # 4 players with governors: the opposing governor alone answers a call
+P_INSTRUCTIONS = 69  # governors instruct their partner before each of his cards
+P_A_INSTRUCT = 70
+P_N_INSTRUCT = 71  # instruct tokens: none, high, low, then the deck's ranks
+P_SIG_GOV_ONLY = 72  # only the governors' partners signal
+P_O_GOVERNOR = 73
+P_O_INSTRUCTION = 74
+MAX_DECK = 64
+P_RANK_OF = 75  # .. + D: each deck card's rank, as an index into the deck's ranks (instruct <rank>)
+P_BASE_STRENGTH = P_RANK_OF + MAX_DECK  # .. + D: each deck card's strength (instruct high / low; no vira)
+N_PARAMS = P_BASE_STRENGTH + MAX_DECK
 
 # ---------------------------------------------------------------------------- fields (g[b, F_*])
 F_PHASE = 0
@@ -121,11 +132,14 @@ F_WINNER = 30
 F_NSIG = 31
 F_SIGQ_POS = 32
 F_SIGQ_LEN = 33
-N_FIELDS = 34
+F_INSTR = 34  # the governor's instruction for the card about to be played + 1 (0: none given yet)
+F_INSTRUCTOR = 35  # the governor who instructs, in PH_INSTRUCT
+N_FIELDS = 36
 
 PH_TURN = 0
 PH_ANSWER = 1
 PH_SIGNAL = 3
+PH_INSTRUCT = 4
 PH_ELEVEN = 5
 PH_TERMINAL = 9  # never seen outside a step: finished games are reset at once
 
@@ -181,6 +195,13 @@ def _wrap(x, n):
     return x & (n - 1)
 
 
+@njit(cache=True, inline="always")
+def _governor(b, g, p, seat):
+    """The governor of a seat's side: the dealer for his side, seat d+1 for the other (engine.governor)."""
+    d = g[b, F_DEALER]
+    return d if seat % 2 == d % 2 else _wrap(d + 1, p[P_N])
+
+
 # ---------------------------------------------------------------------------- hand set-up
 @njit(cache=True, inline="always")
 def _deal(b, g, p, hands, deck, start):
@@ -205,6 +226,14 @@ def _open_signal_round(b, g, p, sigq, first):
     g[b, F_SIGQ_POS] = 0
     g[b, F_SIGQ_LEN] = n
     g[b, F_PHASE] = PH_SIGNAL
+    if p[P_SIG_GOV_ONLY]:  # the governors' partners d+2 and d+3, in play order from the first
+        m = 0
+        for k in range(n):
+            s = _wrap(first + k, n)
+            if s != g[b, F_DEALER] and s != _wrap(g[b, F_DEALER] + 1, n):
+                sigq[b, m] = s
+                m += 1
+        g[b, F_SIGQ_LEN] = m
 
 
 @njit(cache=True, inline="always")
@@ -356,6 +385,7 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
     n = p[P_N]
     card = hands[b, seat, slot]
     hands[b, seat, slot] = -1
+    g[b, F_INSTR] = 0  # an instruction is for one card
     k = g[b, F_NTRICK]
     tcards[b, k] = card
     tseats[b, k] = seat
@@ -430,6 +460,9 @@ def _open_call(b, g, p, callq, kind, caller, level):
         if s % 2 != caller % 2:
             callq[b, m] = s
             m += 1
+    if p[P_GOVERNORS]:  # the opposing governor alone answers
+        callq[b, 0] = _governor(b, g, p, _wrap(caller + 1, n))
+        m = 1
     g[b, F_CALLQ_POS] = 0
     g[b, F_CALLQ_LEN] = m
     g[b, F_PHASE] = PH_ANSWER
@@ -465,6 +498,8 @@ def actor_of(b, g, callq, sigq):
         return sigq[b, g[b, F_SIGQ_POS]]
     if ph == PH_ELEVEN:
         return g[b, F_ELEVEN_SEAT]
+    if ph == PH_INSTRUCT:
+        return g[b, F_INSTRUCTOR]
     return -1
 
 
@@ -549,6 +584,10 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
         if g[b, F_SIGQ_POS] >= g[b, F_SIGQ_LEN]:
             _to_turn(b, g, g[b, F_LEADER])
         return False
+    if ph == PH_INSTRUCT:
+        g[b, F_INSTR] = a - p[P_A_INSTRUCT] + 1
+        g[b, F_PHASE] = PH_TURN
+        return False
     # eleven
     if a == p[P_A_ACCEPT]:
         g[b, F_SPECIAL] = 1
@@ -562,6 +601,53 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
 @njit(cache=True, inline="always")
 def _raise_budget(b, g, p, extra):
     return p[P_MAX_RAISES] < 0 or g[b, F_RAISES] + extra < p[P_MAX_RAISES]
+
+
+@njit(cache=True, inline="always")
+def _instructed_plays(b, g, p, hands, seat, mask):
+    """Narrow the seat's plays to the instruction in force: high, low or a rank (engine State._playable)."""
+    hs = p[P_HS]
+    ins = g[b, F_INSTR] - 1
+    held = 0
+    best = -1
+    low = 1 << 30
+    has_rank = False
+    for i in range(hs):
+        c = hands[b, seat, i]
+        if c >= 0:
+            held += 1
+            st = p[P_BASE_STRENGTH + c]
+            best = max(best, st)
+            low = min(low, st)
+            has_rank = has_rank or p[P_RANK_OF + c] == ins - 3
+    if held <= 1 or (ins >= 3 and not has_rank):  # a last card, or a rank not held: no effect
+        return
+    for i in range(hs):
+        c = hands[b, seat, i]
+        if c >= 0:
+            st = p[P_BASE_STRENGTH + c]
+            keep = st == best if ins == 1 else (st == low if ins == 2 else p[P_RANK_OF + c] == ins - 3)
+            if not keep:
+                mask[b, p[P_A_PLAY] + c] = 0
+
+
+@njit(cache=True, inline="always")
+def _instruct_first(b, g, p, hands):
+    """A governor's partner about to play with more than one card waits for his governor's instruction.
+
+    Every way to a turn passes here (engine ``State._to_turn``): the seat at turn has had his
+    instruction for this card unless it is a new card (``F_INSTR`` 0, reset by each play).
+    """
+    if p[P_INSTRUCTIONS] and g[b, F_PHASE] == PH_TURN and g[b, F_INSTR] == 0:
+        seat = g[b, F_TURN]
+        gov = _governor(b, g, p, seat)
+        if seat != gov:
+            held = 0
+            for i in range(p[P_HS]):
+                held += hands[b, seat, i] >= 0
+            if held > 1:
+                g[b, F_INSTRUCTOR] = gov
+                g[b, F_PHASE] = PH_INSTRUCT
 
 
 @njit(cache=True, inline="always")
@@ -580,6 +666,8 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
                 c = hands[b, seat, i]
                 if c >= 0:
                     mask[b, p[P_A_PLAY] + c] = 1
+            if g[b, F_INSTR] > 1:
+                _instructed_plays(b, g, p, hands, seat, mask)
         free = g[b, F_SPECIAL] == 0 and g[b, F_LAST_RAISER] != seat % 2 and _raise_budget(b, g, p, 0)
         if p[P_A_RAISE] >= 0 and free and g[b, F_LEVEL] < p[P_LADDER_TOP] and not g[b, F_ALL_IN_ACCEPTED]:
             mask[b, p[P_A_RAISE]] = 1
@@ -599,6 +687,9 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
     elif ph == PH_ELEVEN:
         mask[b, p[P_A_ACCEPT]] = 1
         mask[b, p[P_A_REFUSE]] = 1
+    elif ph == PH_INSTRUCT:
+        for t in range(p[P_N_INSTRUCT]):
+            mask[b, p[P_A_INSTRUCT] + t] = 1
     elif ph == PH_SIGNAL:
         base = p[P_A_SIGNAL]
         mask[b, base] = 1
@@ -703,6 +794,11 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
             tok = sigs[b, i, 1] if (sigs[b, i, 3] >> seat) & 1 else ntok
             o[base + 1 + n + tok] = 1.0
             o[base + 2 + n + ntok + min(sigs[b, i, 2], hs - 1)] = 1.0
+    if p[P_O_GOVERNOR] >= 0:
+        o[p[P_O_GOVERNOR] + _wrap(g[b, F_DEALER] - seat, n)] = 1.0
+        o[p[P_O_GOVERNOR] + _wrap(g[b, F_DEALER] + 1 - seat, n)] = 1.0
+    if p[P_O_INSTRUCTION] >= 0:
+        o[p[P_O_INSTRUCTION] + g[b, F_INSTR]] = 1.0
 
 
 # ---------------------------------------------------------------------------- the batched step
@@ -744,6 +840,7 @@ def _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng
             else:
                 g[b, F_DEALER] = _wrap(g[b, F_DEALER] + 1, p[P_N])
                 _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
+    _instruct_first(b, g, p, hands)
     seat_out[b] = actor_of(b, g, callq, sigq)
     if obs.shape[1] > 0:
         write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
@@ -769,6 +866,7 @@ def reset_batch(which, g, p, ladder, strength, decided, manilha, sigtrue, rng, c
     for b in range(g.shape[0]):
         if which[b]:
             _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
+        _instruct_first(b, g, p, hands)
         seat_out[b] = actor_of(b, g, callq, sigq)
         if obs.shape[1] > 0:
             write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)

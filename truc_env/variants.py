@@ -161,7 +161,7 @@ DECLARED = (
                                   "partner signals of the governors' partners (docs/rules.md §8)"),
             "instructions": OptionSpec(True, (True, False), "governors instruct their partner's play"),
         },
-        **{**_LE_TRUC, "kernel": False}, seats=4, signal_governor_partners_only=True,
+        **_LE_TRUC, seats=4, signal_governor_partners_only=True,
         card_classes=CardClasses((0, 1, 2, 3, 4, 4, 5, 5), ("7", "8", "A", "K", "Q/J", "T/9")),
     ),
     Variant(

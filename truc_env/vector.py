@@ -99,15 +99,13 @@ def kernel_supports(rules: Rules) -> str | None:
         return "4 players without partnership"
     if rules.players not in (2, 4):
         return f"{rules.players} players"
-    if rules.envido or rules.flor or rules.put_pass or rules.put_n or rules.instructions:
-        return "envido, flor, card passes and instructions are not in the kernel"
-    if rules.governors and rules.players == 4:
-        return "governors (le_truc_4p)"
+    if rules.envido or rules.flor or rules.put_pass or rules.put_n:
+        return "envido, flor and card passes are not in the kernel"
     sig = rules.signals
     if sig.mode != "none" and 0.0 < sig.intercept < 1.0:
         return "signal interception is a chance event (0 < intercept < 1)"
-    if sig.mode != "none" and sig.governor_partners_only:
-        return "governor-partner signals"
+    if rules.instructions and rules.vira:
+        return "instructions with a vira (the kernel ranks instructed cards without one)"
     return None
 
 
@@ -294,6 +292,17 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
         p[getattr(K, "P_O_" + name.upper())] = enc.offset.get(name, -1)
     p[K.P_RAISE_CAP] = enc.raise_cap
     p[K.P_SIG_WIDTH] = enc.signal_width
+    # Le Truc 2 vs 2: governors answer, instruct their partners; only their partners signal
+    p[K.P_GOVERNORS] = r.governors and r.players == 4
+    p[K.P_INSTRUCTIONS] = r.instructions
+    p[K.P_A_INSTRUCT], p[K.P_N_INSTRUCT] = L.instruct, len(L.instruct_tokens)
+    p[K.P_SIG_GOV_ONLY] = sig.mode != "none" and sig.governor_partners_only
+    p[K.P_O_GOVERNOR] = enc.offset.get("governor", -1)
+    p[K.P_O_INSTRUCTION] = enc.offset.get("instruction", -1)
+    D = len(r.deck)
+    assert D <= K.MAX_DECK, "the kernel's per-card parameters hold at most MAX_DECK cards"
+    p[K.P_RANK_OF:K.P_RANK_OF + D] = [L.deck_ranks.index(r.family.rank_of(c)) for c in r.deck]
+    p[K.P_BASE_STRENGTH:K.P_BASE_STRENGTH + D] = [r.base_strength[c] for c in r.deck]
     return p
 
 

@@ -1,0 +1,100 @@
+"""The batched engine on the partnership variants against engine.py (issue 17 item 3): Le Truc 2 vs 2
+with governors, instructions, governor-partner signals and the redeal. Same differential test as
+tests/test_vector.py: the kernel's deals replayed through ``engine.State``, masks, observations,
+rewards and episode ends compared at every step of random legal play."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_vector import Reference, run_differential
+from test_vector import _id as case_id
+
+from truc_env.errors import TrucError
+from truc_env.rules import make_rules
+from truc_env.vector import VectorEnv, kernel_supports
+
+pytest.importorskip("numba")
+
+
+class PartnershipReference(Reference):
+    """The reference, also noting the partnership mechanisms the random games went through."""
+
+    def check(self, b: int, obs, mask, seat, where: str) -> None:
+        super().check(b, obs, mask, seat, where)
+        st, ev = self.states[b], self.events
+        if st.phase == "instruct":
+            ev.add("instruct")
+        if st.phase == "turn" and st.instruction > 0:
+            L = st.L
+            plays = [a for a in st.legal_actions() if L.play <= a < L.play + len(L.deck)]
+            if len(plays) < len(st.held(st.turn)):
+                ev.add("narrowed")  # an instruction took plays away
+        if st.phase == "answer" and st.call_kind != "redeal":
+            ev.add("governor answers")
+
+
+# (variant, options, events the random games must reach)
+CASES = [
+    ("le_truc_4p", dict(dealer="random", random_start_score=0.5),
+     {"redeal", "all_in", "signals", "instruct", "narrowed", "governor answers"}),
+    ("le_truc_4p", dict(episode="game", reward="win"), {"redeal", "signals", "narrowed"}),
+    ("le_truc_4p", dict(episode="game"), {"redeal", "all_in", "narrowed"}),
+    ("le_truc_4p", dict(ranking="seven_ace", ladder="doubling", all_tied="none", fold=True, max_raises=2,
+                        signals={"mode": "free", "vocab": 3, "timing": "every_trick"}, reward="win"),
+     {"signals", "narrowed"}),
+    ("le_truc_4p", dict(signals={"mode": "card", "truthful": False, "intercept": 1.0, "timing": "every_trick"},
+                        random_start_score=0.3), {"signals", "narrowed", "redeal"}),
+    ("le_truc_4p", dict(instructions=False, signals={"mode": "none"}, redeal=False, episode="game"), {"all_in"}),
+    ("le_truc_4p", dict(ranks=4, hand_size=2, target=5, episode="game", reward="win"), {"narrowed"}),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
+def test_kernel_matches_engine(case):
+    variant, options, must_reach = case
+    out = run_differential(variant, episodes=100, num_envs=24, seed=7, reference=PartnershipReference, **options)
+    assert out["episodes"] >= 100
+    assert must_reach <= out["events"], f"random games never reached {must_reach - out['events']}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
+def test_kernel_matches_engine_thousands(case):
+    variant, options, _ = case
+    for seed in (1, 2, 3):
+        out = run_differential(variant, episodes=1500, num_envs=64, seed=seed, reference=PartnershipReference, **options)
+        assert out["episodes"] >= 1500
+
+
+def test_le_truc_4p_runs_on_the_kernel():
+    assert VectorEnv("le_truc_4p", 2).backend == "numba"
+    assert kernel_supports(make_rules("le_truc_4p")) is None
+    why = kernel_supports(make_rules("le_truc_4p", signals={"mode": "card", "intercept": 0.5}))
+    assert "intercept" in why
+    with pytest.raises(TrucError, match="cannot run"):
+        VectorEnv("le_truc_4p", 2, backend="numba", signals={"mode": "free", "intercept": 0.25})
+
+
+def test_instruction_narrows_the_partners_plays():
+    """A governor's ``instruct high`` leaves his partner only his strongest cards (docs/rules.md §2)."""
+    v = VectorEnv("le_truc_4p", 64, seed=4, dealer=0)
+    obs, mask, seat = v.reset()
+    L, enc = v.layout, v.encoder
+    high = L.instruct + L.instruct_tokens.index("high")
+    seen = 0
+    for _ in range(200):
+        acts = v.random_actions().copy()
+        instructing = mask[:, high] == 1
+        acts[instructing] = high
+        prev_seat = seat.copy()
+        obs, mask, _, done, seat = v.step(acts)
+        for b in np.flatnonzero(instructing & ~done):
+            # the instructed partner (not the governor) plays next; he sees the instruction in force
+            assert seat[b] != prev_seat[b]
+            assert obs[b, enc.offset["instruction"] + L.instruct_tokens.index("high") + 1] == 1
+            plays = np.flatnonzero(mask[b, L.play:L.play + len(L.deck)])
+            strength = [v.rules.base_strength[L.deck[i]] for i in plays]
+            assert len(set(strength)) == 1
+            seen += 1
+    assert seen > 50
