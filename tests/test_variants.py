@@ -156,7 +156,7 @@ def test_senas_refused_where_not_declared():
 # ---------------------------------------------------------------------- readers of the record
 def test_kernel_coverage_is_the_records():
     declared = {v for v, s in VARIANTS.items() if s.kernel}
-    assert declared == {"le_truc", "le_truc_4p", "put", "truco_paulista", "truco_mineiro"}
+    assert declared == {"le_truc", "le_truc_4p", "put", "put_4p", "truco_paulista", "truco_mineiro"}
     why = kernel_supports(make_rules("truco_argentino", players=2))
     assert "no array kernel" in why and all(v in why for v in declared)
 

@@ -197,7 +197,7 @@ def test_same_seed_same_games_and_batch_size_independent():
 
 def test_backend_is_explicit():
     assert VectorEnv("le_truc", 2).backend == "numba"
-    for variant in ("truco_argentino", "put_4p", "put_n"):
+    for variant in ("truco_argentino", "put_n"):
         v = VectorEnv(variant, 2)
         assert v.backend == "loop" and v.fallback_reason
         assert kernel_supports(v.rules)

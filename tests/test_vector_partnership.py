@@ -1,5 +1,6 @@
 """The batched engine on the partnership variants against engine.py (issue 17 item 3): Le Truc 2 vs 2
-with governors, instructions, governor-partner signals and the redeal. Same differential test as
+with governors, instructions, governor-partner signals and the redeal; Put 2 vs 2 with its card pass.
+Same differential test as
 tests/test_vector.py: the kernel's deals replayed through ``engine.State``, masks, observations,
 rewards and episode ends compared at every step of random legal play."""
 
@@ -32,6 +33,10 @@ class PartnershipReference(Reference):
                 ev.add("narrowed")  # an instruction took plays away
         if st.phase == "answer" and st.call_kind != "redeal":
             ev.add("governor answers")
+        if st.phase in ("give", "discard"):
+            ev.add(st.phase)
+        if any(card == st.given[s] for _, s, card in st.played):
+            ev.add("passed card played")
 
 
 # (variant, options, events the random games must reach)
@@ -47,6 +52,10 @@ CASES = [
                         random_start_score=0.3), {"signals", "narrowed", "redeal"}),
     ("le_truc_4p", dict(instructions=False, signals={"mode": "none"}, redeal=False, episode="game"), {"all_in"}),
     ("le_truc_4p", dict(ranks=4, hand_size=2, target=5, episode="game", reward="win"), {"narrowed"}),
+    ("put_4p", dict(dealer="random", random_start_score=0.5), {"give", "discard", "passed card played", "all_in"}),
+    ("put_4p", dict(episode="game", reward="win"), {"passed card played", "all_in"}),
+    ("put_4p", dict(all_tied="leader", fold=False, episode="game"), {"passed card played", "all_in"}),
+    ("put_4p", dict(ranks=5, hand_size=2, target=3, random_start_score=0.5, reward="win"), {"passed card played"}),
 ]
 
 
@@ -67,9 +76,10 @@ def test_kernel_matches_engine_thousands(case):
         assert out["episodes"] >= 1500
 
 
-def test_le_truc_4p_runs_on_the_kernel():
-    assert VectorEnv("le_truc_4p", 2).backend == "numba"
-    assert kernel_supports(make_rules("le_truc_4p")) is None
+def test_partnership_variants_run_on_the_kernel():
+    for variant in ("le_truc_4p", "put_4p"):
+        assert VectorEnv(variant, 2).backend == "numba"
+        assert kernel_supports(make_rules(variant)) is None
     why = kernel_supports(make_rules("le_truc_4p", signals={"mode": "card", "intercept": 0.5}))
     assert "intercept" in why
     with pytest.raises(TrucError, match="cannot run"):

@@ -95,8 +95,14 @@ P_N_INSTRUCT = 71  # instruct tokens: none, high, low, then the deck's ranks
 P_SIG_GOV_ONLY = 72  # only the governors' partners signal
 P_O_GOVERNOR = 73
 P_O_INSTRUCTION = 74
+# put_4p (the card pass)
+P_PUT_PASS = 75  # dealer and d+1 pass their highest card to their partners, who discard one and play heads-up
+P_A_GIVE = 76
+P_A_DISCARD = 77
+P_O_GIVEN = 78
+P_O_DISCARDED = 79
 MAX_DECK = 64
-P_RANK_OF = 75  # .. + D: each deck card's rank, as an index into the deck's ranks (instruct <rank>)
+P_RANK_OF = 96  # .. + D: each deck card's rank, as an index into the deck's ranks (instruct <rank>)
 P_BASE_STRENGTH = P_RANK_OF + MAX_DECK  # .. + D: each deck card's strength (instruct high / low; no vira)
 N_PARAMS = P_BASE_STRENGTH + MAX_DECK
 
@@ -134,13 +140,20 @@ F_SIGQ_POS = 32
 F_SIGQ_LEN = 33
 F_INSTR = 34  # the governor's instruction for the card about to be played + 1 (0: none given yet)
 F_INSTRUCTOR = 35  # the governor who instructs, in PH_INSTRUCT
-N_FIELDS = 36
+F_SITOUT = 36  # put_4p: the passers sit out (only the receivers d+2, d+3 play on)
+F_PASSQ_POS = 37  # put_4p: passes (then discards) made so far
+F_PASSER = 38  # put_4p: the seat to give or discard
+F_GIVEN = 39  # 39..42: per seat, the card passed to it + 1 (0: none)
+F_DISCARD = 43  # 43..46: per seat, its discard + 1 (0: none)
+N_FIELDS = 47
 
 PH_TURN = 0
 PH_ANSWER = 1
 PH_SIGNAL = 3
 PH_INSTRUCT = 4
 PH_ELEVEN = 5
+PH_GIVE = 6
+PH_DISCARD = 7
 PH_TERMINAL = 9  # never seen outside a step: finished games are reset at once
 
 K_RAISE = 1
@@ -219,6 +232,21 @@ def _to_turn(b, g, seat):
 
 
 @njit(cache=True, inline="always")
+def _in_play(b, g, n):
+    """Seats playing this hand's tricks: all, or the two receivers once the put_4p passers sit out."""
+    return 2 if g[b, F_SITOUT] else n
+
+
+@njit(cache=True, inline="always")
+def _next_in_play(b, g, n, seat):
+    """The next seat in play order that plays this hand (put_4p: the other receiver)."""
+    if g[b, F_SITOUT]:
+        d = g[b, F_DEALER]
+        return _wrap(d + 2, n) + _wrap(d + 3, n) - seat
+    return _wrap(seat + 1, n)
+
+
+@njit(cache=True, inline="always")
 def _open_signal_round(b, g, p, sigq, first):
     n = p[P_N]
     for k in range(n):
@@ -250,6 +278,11 @@ def _after_deal(b, g, p, sigq):
     d = g[b, F_DEALER]
     g[b, F_LEADER] = _wrap(d + 1, n)
     g[b, F_TURN] = _wrap(d + 1, n)
+    if p[P_PUT_PASS]:  # d+1, then the dealer, pass a card to his partner
+        g[b, F_PASSQ_POS] = 0
+        g[b, F_PASSER] = _wrap(d + 1, n)
+        g[b, F_PHASE] = PH_GIVE
+        return
     if p[P_ELEVEN] and not g[b, F_REDEAL_USED]:
         at0 = g[b, F_SCORE] >= p[P_ELEVEN_SCORE]
         at1 = g[b, F_SCORE + 1] >= p[P_ELEVEN_SCORE]
@@ -285,6 +318,7 @@ def _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tl
             played[b, s, i] = -1
         tcards[b, s] = -1
         tseats[b, s] = -1
+        hands[b, s, hs] = -1  # the slot of a card passed to the seat (put_4p)
     for i in range(hs):
         twin[b, i] = -2
         tlead[b, i] = -1
@@ -410,7 +444,7 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
     if mixed:
         winner = -1
     leader = g[b, F_LEADER]
-    if k + 1 < n:
+    if k + 1 < _in_play(b, g, n):
         # the rest of the trick is the winner's partners: the trick is his whatever they play
         go_on = winner < 0
         if not go_on:
@@ -425,7 +459,7 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
             twin[b, t] = -2
             tlead[b, t] = -1
         if go_on:
-            _to_turn(b, g, _wrap(seat + 1, n))
+            _to_turn(b, g, _next_in_play(b, g, n, seat))
             return False
     twin[b, t] = winner
     tlead[b, t] = leader
@@ -463,6 +497,9 @@ def _open_call(b, g, p, callq, kind, caller, level):
     if p[P_GOVERNORS]:  # the opposing governor alone answers
         callq[b, 0] = _governor(b, g, p, _wrap(caller + 1, n))
         m = 1
+    if g[b, F_SITOUT]:  # put_4p: the opposing receiver
+        callq[b, 0] = _next_in_play(b, g, n, caller)
+        m = 1
     g[b, F_CALLQ_POS] = 0
     g[b, F_CALLQ_LEN] = m
     g[b, F_PHASE] = PH_ANSWER
@@ -488,6 +525,35 @@ def _accept_call(b, g, kind, caller):
 
 
 @njit(cache=True, inline="always")
+def _pass_card(b, g, p, sigq, hands, seat, a):
+    """put_4p: a give to the partner (d+1, then the dealer), then a discard (d+2, then d+3)."""
+    n, hs, d = p[P_N], p[P_HS], g[b, F_DEALER]
+    give = g[b, F_PHASE] == PH_GIVE
+    card = a - (p[P_A_GIVE] if give else p[P_A_DISCARD])
+    for i in range(hs + 1):
+        if hands[b, seat, i] == card:
+            hands[b, seat, i] = -1
+    pos = g[b, F_PASSQ_POS] + 1
+    if give:
+        receiver = _wrap(seat + 2, n)
+        hands[b, receiver, hs] = card
+        g[b, F_GIVEN + receiver] = card + 1
+        g[b, F_PASSER] = d
+        if pos == 2:
+            g[b, F_PHASE] = PH_DISCARD
+            g[b, F_PASSER] = _wrap(d + 2, n)
+            pos = 0
+    else:
+        g[b, F_DISCARD + seat] = card + 1
+        g[b, F_PASSER] = _wrap(d + 3, n)
+        if pos == 2:
+            g[b, F_SITOUT] = 1
+            g[b, F_LEADER] = _wrap(d + 3, n)  # the non-dealing receiver leads
+            _begin_play(b, g, p, sigq)
+    g[b, F_PASSQ_POS] = pos
+
+
+@njit(cache=True, inline="always")
 def actor_of(b, g, callq, sigq):
     ph = g[b, F_PHASE]
     if ph == PH_TURN:
@@ -500,6 +566,8 @@ def actor_of(b, g, callq, sigq):
         return g[b, F_ELEVEN_SEAT]
     if ph == PH_INSTRUCT:
         return g[b, F_INSTRUCTOR]
+    if ph == PH_GIVE or ph == PH_DISCARD:
+        return g[b, F_PASSER]
     return -1
 
 
@@ -518,6 +586,9 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
                 if hands[b, seat, i] == card:
                     return _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats,
                                  twin, tlead, seat, i)
+            if hands[b, seat, p[P_HS]] == card:  # the card passed to him (put_4p)
+                return _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats,
+                             twin, tlead, seat, p[P_HS])
         elif p[P_A_SLOT] >= 0 and p[P_A_SLOT] <= a < p[P_A_SLOT] + p[P_HS]:
             g[b, F_PLAY_STARTED] = 1
             return _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats,
@@ -587,6 +658,9 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
     if ph == PH_INSTRUCT:
         g[b, F_INSTR] = a - p[P_A_INSTRUCT] + 1
         g[b, F_PHASE] = PH_TURN
+        return False
+    if ph == PH_GIVE or ph == PH_DISCARD:
+        _pass_card(b, g, p, sigq, hands, seat, a)
         return False
     # eleven
     if a == p[P_A_ACCEPT]:
@@ -666,6 +740,8 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
                 c = hands[b, seat, i]
                 if c >= 0:
                     mask[b, p[P_A_PLAY] + c] = 1
+            if hands[b, seat, hs] >= 0:  # the card passed to him (put_4p)
+                mask[b, p[P_A_PLAY] + hands[b, seat, hs]] = 1
             if g[b, F_INSTR] > 1:
                 _instructed_plays(b, g, p, hands, seat, mask)
         free = g[b, F_SPECIAL] == 0 and g[b, F_LAST_RAISER] != seat % 2 and _raise_budget(b, g, p, 0)
@@ -690,6 +766,21 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
     elif ph == PH_INSTRUCT:
         for t in range(p[P_N_INSTRUCT]):
             mask[b, p[P_A_INSTRUCT] + t] = 1
+    elif ph == PH_GIVE:  # one of his highest cards
+        best = -1
+        for i in range(hs):
+            c = hands[b, seat, i]
+            if c >= 0:
+                best = max(best, p[P_BASE_STRENGTH + c])
+        for i in range(hs):
+            c = hands[b, seat, i]
+            if c >= 0 and p[P_BASE_STRENGTH + c] == best:
+                mask[b, p[P_A_GIVE] + c] = 1
+    elif ph == PH_DISCARD:
+        for i in range(hs + 1):
+            c = hands[b, seat, i]
+            if c >= 0:
+                mask[b, p[P_A_DISCARD] + c] = 1
     elif ph == PH_SIGNAL:
         base = p[P_A_SIGNAL]
         mask[b, base] = 1
@@ -723,6 +814,8 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
             c = hands[b, seat, i]
             if c >= 0:
                 o[p[P_O_HAND] + c] = 1.0
+        if hands[b, seat, hs] >= 0:  # the card passed to him (put_4p)
+            o[p[P_O_HAND] + hands[b, seat, hs]] = 1.0
     for i in range(hs):
         if hands[b, seat, i] >= 0:
             o[p[P_O_SLOTS] + i] = 1.0
@@ -751,6 +844,14 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
         o[p[P_O_TRICK_LEADER] + tricks * n + _wrap(g[b, F_LEADER] - seat, n)] = 1.0
     for r in range(n):
         o[p[P_O_ACTIVE] + r] = 1.0
+    if g[b, F_SITOUT]:  # put_4p: the passers are out of the hand
+        o[p[P_O_ACTIVE] + _wrap(g[b, F_DEALER] - seat, n)] = 0.0
+        o[p[P_O_ACTIVE] + _wrap(g[b, F_DEALER] + 1 - seat, n)] = 0.0
+    if p[P_O_GIVEN] >= 0:
+        if g[b, F_GIVEN + seat]:
+            o[p[P_O_GIVEN] + g[b, F_GIVEN + seat] - 1] = 1.0
+        if g[b, F_DISCARD + seat]:
+            o[p[P_O_DISCARDED] + g[b, F_DISCARD + seat] - 1] = 1.0
     o[p[P_O_STAKE] + g[b, F_LEVEL]] = 1.0
     o[p[P_O_RAISES] + min(g[b, F_RAISES], p[P_RAISE_CAP])] = 1.0
     lr = g[b, F_LAST_RAISER]

@@ -182,7 +182,7 @@ DECLARED = (
             "fold": OptionSpec(True, (True, False), "a receiver may throw in at his turn"),
             "target": _TARGET_5,
         },
-        **_PUT, seats=4, put_pass=True,
+        **_PUT, seats=4, put_pass=True, kernel=True,
     ),
     Variant(
         "put_n",

@@ -99,8 +99,8 @@ def kernel_supports(rules: Rules) -> str | None:
         return "4 players without partnership"
     if rules.players not in (2, 4):
         return f"{rules.players} players"
-    if rules.envido or rules.flor or rules.put_pass or rules.put_n:
-        return "envido, flor and card passes are not in the kernel"
+    if rules.envido or rules.flor or rules.put_n:
+        return "envido, flor and put_n resignations are not in the kernel"
     sig = rules.signals
     if sig.mode != "none" and 0.0 < sig.intercept < 1.0:
         return "signal interception is a chance event (0 < intercept < 1)"
@@ -299,6 +299,9 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
     p[K.P_SIG_GOV_ONLY] = sig.mode != "none" and sig.governor_partners_only
     p[K.P_O_GOVERNOR] = enc.offset.get("governor", -1)
     p[K.P_O_INSTRUCTION] = enc.offset.get("instruction", -1)
+    p[K.P_PUT_PASS] = r.put_pass
+    p[K.P_A_GIVE], p[K.P_A_DISCARD] = L.give, L.discard
+    p[K.P_O_GIVEN], p[K.P_O_DISCARDED] = enc.offset.get("given", -1), enc.offset.get("discarded", -1)
     D = len(r.deck)
     assert D <= K.MAX_DECK, "the kernel's per-card parameters hold at most MAX_DECK cards"
     p[K.P_RANK_OF:K.P_RANK_OF + D] = [L.deck_ranks.index(r.family.rank_of(c)) for c in r.deck]
@@ -322,7 +325,7 @@ class _KernelImpl:
         self.callq = np.zeros((B, 2), np.int32)
         self.sigq = np.zeros((B, n), np.int32)
         self.sigs = np.zeros((B, max(venv.encoder.signal_slots, 1), 4), np.int32)
-        self.hands = np.full((B, n, hs), -1, np.int32)
+        self.hands = np.full((B, n, hs + 1), -1, np.int32)  # the last slot: a card passed to the seat (put_4p)
         self.old_hands = np.full((B, n, hs), -1, np.int32)
         self.played = np.full((B, n, hs), -1, np.int32)
         self.tcards = np.full((B, n), -1, np.int32)
