@@ -75,17 +75,15 @@ class Reference:
             ev.add("raised twice")
         if st.phase == "signal" or st.signals:
             ev.add("signals")
-        ended_hand = st.is_terminal() or st.phase == "deal"
         expect = np.zeros(self.r.players, np.float32)
-        if ended_hand:
-            if self.v.reward_kind == "points":
-                ret = st.returns()
-                expect[:] = [x - y for x, y in zip(ret, self.paid[b])]
-                self.paid[b] = ret
-            elif st.is_terminal():
-                from truc_env.pettingzoo_env import win_rewards
+        if self.v.reward_kind == "points":  # as scored: a hand's points when it ends, envido's when settled
+            ret = st.returns()
+            expect[:] = [x - y for x, y in zip(ret, self.paid[b])]
+            self.paid[b] = ret
+        elif st.is_terminal():
+            from truc_env.pettingzoo_env import win_rewards
 
-                expect[:] = win_rewards(st)
+            expect[:] = win_rewards(st)
         assert bool(done[b]) == st.is_terminal(), f"{where}: game {b}: done {done[b]} vs engine {st.is_terminal()}"
         assert np.array_equal(reward[b], expect), f"{where}: game {b}: reward {reward[b]} vs engine {expect}"
         if st.is_terminal():
@@ -197,14 +195,14 @@ def test_same_seed_same_games_and_batch_size_independent():
 
 def test_backend_is_explicit():
     assert VectorEnv("le_truc", 2).backend == "numba"
-    for variant in ("truco_argentino", "put_n"):
-        v = VectorEnv(variant, 2)
+    for variant, options in (("truco_argentino", {"flor": True}), ("put_n", {})):
+        v = VectorEnv(variant, 2, **options)
         assert v.backend == "loop" and v.fallback_reason
         assert kernel_supports(v.rules)
     v = VectorEnv("truco_paulista", 2, signals={"mode": "free", "intercept": 0.5})
     assert v.backend == "loop" and "intercept" in v.fallback_reason
     with pytest.raises(TrucError, match="cannot run"):
-        VectorEnv("truco_argentino", 2, backend="numba")
+        VectorEnv("put_n", 2, backend="numba")
 
 
 @pytest.mark.parametrize("variant", ["le_truc_4p", "truco_argentino", "put_4p", "put_n"])

@@ -1,5 +1,6 @@
 """The batched engine on the partnership variants against engine.py (issue 17 item 3): Le Truc 2 vs 2
-with governors, instructions, governor-partner signals and the redeal; Put 2 vs 2 with its card pass.
+with governors, instructions, governor-partner signals and the redeal; Put 2 vs 2 with its card pass;
+Argentine Truco heads-up and 2 vs 2 with envido, falta envido and señas.
 Same differential test as
 tests/test_vector.py: the kernel's deals replayed through ``engine.State``, masks, observations,
 rewards and episode ends compared at every step of random legal play."""
@@ -21,9 +22,26 @@ pytest.importorskip("numba")
 class PartnershipReference(Reference):
     """The reference, also noting the partnership mechanisms the random games went through."""
 
+    def __init__(self, venv: VectorEnv):
+        super().__init__(venv)
+        self.envido_asked = [False] * venv.num_envs
+
+    def new_episode(self, b: int) -> None:
+        old = self.states[b]
+        if old is not None and self.envido_asked[b] and old.is_terminal() and old.game_over:
+            self.events.add("envido ends the game")
+        super().new_episode(b)
+
     def check(self, b: int, obs, mask, seat, where: str) -> None:
         super().check(b, obs, mask, seat, where)
         st, ev = self.states[b], self.events
+        self.envido_asked[b] = st.phase == "envido"
+        if st.phase == "envido":
+            ev.add("envido on truco" if st.call_kind else "envido")
+        if st.env_result is not None:
+            ev.add("envido accepted")
+        if "falta_envido" in st.env_calls:
+            ev.add("falta envido")
         if st.phase == "instruct":
             ev.add("instruct")
         if st.phase == "turn" and st.instruction > 0:
@@ -32,7 +50,7 @@ class PartnershipReference(Reference):
             if len(plays) < len(st.held(st.turn)):
                 ev.add("narrowed")  # an instruction took plays away
         if st.phase == "answer" and st.call_kind != "redeal":
-            ev.add("governor answers")
+            ev.add("call answered")
         if st.phase in ("give", "discard"):
             ev.add(st.phase)
         if any(card == st.given[s] for _, s, card in st.played):
@@ -42,7 +60,7 @@ class PartnershipReference(Reference):
 # (variant, options, events the random games must reach)
 CASES = [
     ("le_truc_4p", dict(dealer="random", random_start_score=0.5),
-     {"redeal", "all_in", "signals", "instruct", "narrowed", "governor answers"}),
+     {"redeal", "all_in", "signals", "instruct", "narrowed", "call answered"}),
     ("le_truc_4p", dict(episode="game", reward="win"), {"redeal", "signals", "narrowed"}),
     ("le_truc_4p", dict(episode="game"), {"redeal", "all_in", "narrowed"}),
     ("le_truc_4p", dict(ranking="seven_ace", ladder="doubling", all_tied="none", fold=True, max_raises=2,
@@ -56,6 +74,18 @@ CASES = [
     ("put_4p", dict(episode="game", reward="win"), {"passed card played", "all_in"}),
     ("put_4p", dict(all_tied="leader", fold=False, episode="game"), {"passed card played", "all_in"}),
     ("put_4p", dict(ranks=5, hand_size=2, target=3, random_start_score=0.5, reward="win"), {"passed card played"}),
+    ("truco_argentino", dict(players=2, dealer="random", random_start_score=0.5),
+     {"envido", "envido on truco", "envido accepted", "falta envido", "envido ends the game", "raised twice"}),
+    ("truco_argentino", dict(players=2, episode="game", target=15), {"envido accepted", "envido ends the game"}),
+    ("truco_argentino", dict(players=2, episode="game", reward="win", all_tied="none", fold=False, target=9),
+     {"envido accepted", "envido ends the game"}),
+    ("truco_argentino", dict(random_start_score=0.5),
+     {"envido", "envido on truco", "envido accepted", "falta envido", "envido ends the game"}),
+    ("truco_argentino", dict(episode="game", reward="win", target=12, signals={"mode": "senas"}),
+     {"envido accepted", "signals"}),
+    ("truco_argentino", dict(signals={"mode": "senas", "truthful": False, "intercept": 1.0, "timing": "every_trick"},
+                             all_tied="dealer", max_raises=2, random_start_score=0.3), {"envido accepted", "signals"}),
+    ("truco_argentino", dict(players=2, envido=False, episode="game", target=6), {"raised twice"}),
 ]
 
 
@@ -77,7 +107,7 @@ def test_kernel_matches_engine_thousands(case):
 
 
 def test_partnership_variants_run_on_the_kernel():
-    for variant in ("le_truc_4p", "put_4p"):
+    for variant in ("le_truc_4p", "put_4p", "truco_argentino"):
         assert VectorEnv(variant, 2).backend == "numba"
         assert kernel_supports(make_rules(variant)) is None
     why = kernel_supports(make_rules("le_truc_4p", signals={"mode": "card", "intercept": 0.5}))

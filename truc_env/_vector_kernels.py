@@ -3,9 +3,10 @@
 A re-implementation of :mod:`truc_env.engine` over arrays, for the variants that
 :func:`truc_env.vector.kernel_supports` accepts (trick-taking with a stake ladder, mon reste / put,
 fold, redeal, counter-raises, vira and manilhas, mão de onze / de ferro, signals with intercept 0 or
-1). It decides no rule on its own: every table (card strengths, who wins with which trick counts,
-truthful signal tokens) is computed in Python from ``rules.py`` / ``engine.py``, and
-``tests/test_vector.py`` checks the whole thing step by step against ``engine.py``.
+1, Le Truc governors and instructions, the put_4p card pass, Argentine envido). It decides no rule on
+its own: every table (card strengths, who wins with which trick counts, truthful signal tokens, envido
+pips) is computed in Python from ``rules.py`` / ``engine.py``, and ``tests/test_vector.py`` and
+``tests/test_vector_partnership.py`` check the whole thing step by step against ``engine.py``.
 
 Layout of the per-game state: ``g[b, F_*]`` holds the scalar fields (int32); the other arrays hold
 cards as deck indices (``0..D-1``, -1 = none). Parameters of the Rules are ``p[P_*]``.
@@ -101,10 +102,22 @@ P_A_GIVE = 76
 P_A_DISCARD = 77
 P_O_GIVEN = 78
 P_O_DISCARDED = 79
+# Argentine envido (and falta envido)
+P_ENVIDO = 80
+P_A_ENVIDO = 81  # envido, real envido, falta envido: three ids in a row
+P_O_ENVIDO_CALLS = 82
+P_O_ENVIDO_CALLER = 83
+P_O_ENVIDO_DONE = 84
+P_O_ENVIDO_WINNER = 85
+P_O_ENVIDO_POINTS = 86
+P_ENVIDO_CHAIN = 87  # calls the observation shows
+P_ENVIDO_MAX_POINTS = 88
 MAX_DECK = 64
 P_RANK_OF = 96  # .. + D: each deck card's rank, as an index into the deck's ranks (instruct <rank>)
 P_BASE_STRENGTH = P_RANK_OF + MAX_DECK  # .. + D: each deck card's strength (instruct high / low; no vira)
-N_PARAMS = P_BASE_STRENGTH + MAX_DECK
+P_PIP_OF = P_BASE_STRENGTH + MAX_DECK  # .. + D: each deck card's envido pip (10-12 count 0)
+P_SUIT_OF = P_PIP_OF + MAX_DECK  # .. + D: each deck card's suit index
+N_PARAMS = P_SUIT_OF + MAX_DECK
 
 # ---------------------------------------------------------------------------- fields (g[b, F_*])
 F_PHASE = 0
@@ -145,10 +158,20 @@ F_PASSQ_POS = 37  # put_4p: passes (then discards) made so far
 F_PASSER = 38  # put_4p: the seat to give or discard
 F_GIVEN = 39  # 39..42: per seat, the card passed to it + 1 (0: none)
 F_DISCARD = 43  # 43..46: per seat, its discard + 1 (0: none)
-N_FIELDS = 47
+F_PAID = 47  # 47, 48: hand points already given as reward="points" (envido is paid when settled)
+F_ENV_N = 49  # envido calls made this hand
+F_ENV_CALLS = 50  # 50..53: the envido chain, 0 envido, 1 real envido, 2 falta envido
+F_ENV_CALLER = 54  # the last envido caller + 1 (0: none)
+F_ENV_QPOS = 55  # his opponents who refused so far
+F_ENV_DONE = 56
+F_ENV_HOLDER = 57  # the seat announced with the best envido + 1 (0: not played)
+F_ENV_POINTS = 58
+F_ENV_ACTOR = 59  # the opponent to answer the envido
+N_FIELDS = 60
 
 PH_TURN = 0
 PH_ANSWER = 1
+PH_ENVIDO = 2
 PH_SIGNAL = 3
 PH_INSTRUCT = 4
 PH_ELEVEN = 5
@@ -525,6 +548,88 @@ def _accept_call(b, g, kind, caller):
 
 
 @njit(cache=True, inline="always")
+def _envido_open(b, g, p):
+    """Envido may still be called: first trick, no truco accepted, not settled (engine State._envido_open)."""
+    return p[P_ENVIDO] and not g[b, F_ENV_DONE] and g[b, F_TRICKS] == 0 and g[b, F_LEVEL] == 0
+
+
+@njit(cache=True, inline="always")
+def _open_envido(b, g, p, seat, kind):
+    """An envido call (or a raise of one): his opponents answer, in play order after him."""
+    k = g[b, F_ENV_N]
+    if k < 4:
+        g[b, F_ENV_CALLS + k] = kind
+    g[b, F_ENV_N] = k + 1
+    g[b, F_ENV_CALLER] = seat + 1
+    g[b, F_ENV_QPOS] = 0
+    g[b, F_ENV_ACTOR] = _wrap(seat + 1, p[P_N])
+    g[b, F_PHASE] = PH_ENVIDO
+
+
+@njit(cache=True, inline="always")
+def _envido_value(b, g, p, calls):
+    """Points of the first ``calls`` envido calls: 2 per envido, 3 per real envido; falta: the leader's lack."""
+    v = 0
+    for i in range(calls):
+        kind = g[b, F_ENV_CALLS + i]
+        if kind == 2:
+            return p[P_TARGET] - max(g[b, F_SCORE], g[b, F_SCORE + 1])
+        v += 2 if kind == 0 else 3
+    return v
+
+
+@njit(cache=True, inline="always")
+def _envido_points(b, p, hands, played, seat):
+    """20 + the two highest pips of two cards of one suit, else the highest pip (engine.envido_points)."""
+    hs = p[P_HS]
+    best = 0
+    for i in range(hs + 1):  # the dealt cards: those still held and the one played in trick 1
+        c = hands[b, seat, i] if i < hs else played[b, seat, 0]
+        if c < 0:
+            continue
+        pc = p[P_PIP_OF + c]
+        best = max(best, pc)
+        for j in range(i + 1, hs + 1):
+            e = hands[b, seat, j] if j < hs else played[b, seat, 0]
+            if e >= 0 and p[P_SUIT_OF + e] == p[P_SUIT_OF + c]:
+                best = max(best, 20 + pc + p[P_PIP_OF + e])
+    return best
+
+
+@njit(cache=True, inline="always")
+def _answer_envido(b, g, p, hands, played, seat, a):
+    """Accept, refuse or raise the envido; True when its points end the game (and so the hand)."""
+    n = p[P_N]
+    if a >= p[P_A_ENVIDO]:  # envido calls follow accept and refuse in the layout
+        _open_envido(b, g, p, seat, a - p[P_A_ENVIDO])
+        return False
+    k = g[b, F_ENV_N]
+    if a == p[P_A_REFUSE]:
+        g[b, F_ENV_QPOS] += 1
+        caller = g[b, F_ENV_CALLER] - 1
+        if g[b, F_ENV_QPOS] < n // 2:
+            g[b, F_ENV_ACTOR] = _wrap(caller + 1 + 2 * g[b, F_ENV_QPOS], n)
+            return False
+        _score(b, g, p, caller % 2, max(1, _envido_value(b, g, p, k - 1) if k > 1 else 1))
+    else:  # accepted: the best envido scores, ties to the seat nearer the mano
+        d = g[b, F_DEALER]
+        holder, best = -1, -1
+        for j in range(n):
+            s = _wrap(d + 1 + j, n)
+            pts = _envido_points(b, p, hands, played, s)
+            if pts > best:
+                holder, best = s, pts
+        g[b, F_ENV_HOLDER] = holder + 1
+        g[b, F_ENV_POINTS] = best
+        _score(b, g, p, holder % 2, _envido_value(b, g, p, k))
+    g[b, F_ENV_DONE] = 1
+    if g[b, F_GAME_OVER]:
+        return True
+    g[b, F_PHASE] = PH_ANSWER if g[b, F_CALL_KIND] else PH_TURN  # a truco question waiting resumes
+    return False
+
+
+@njit(cache=True, inline="always")
 def _pass_card(b, g, p, sigq, hands, seat, a):
     """put_4p: a give to the partner (d+1, then the dealer), then a discard (d+2, then d+3)."""
     n, hs, d = p[P_N], p[P_HS], g[b, F_DEALER]
@@ -568,6 +673,8 @@ def actor_of(b, g, callq, sigq):
         return g[b, F_INSTRUCTOR]
     if ph == PH_GIVE or ph == PH_DISCARD:
         return g[b, F_PASSER]
+    if ph == PH_ENVIDO:
+        return g[b, F_ENV_ACTOR]
     return -1
 
 
@@ -613,8 +720,14 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
             g[b, F_CALLQ_POS] = 0
             g[b, F_CALLQ_LEN] = 1
             g[b, F_PHASE] = PH_ANSWER
+        elif p[P_ENVIDO] and p[P_A_ENVIDO] <= a < p[P_A_ENVIDO] + 3:
+            g[b, F_PLAY_STARTED] = 1
+            _open_envido(b, g, p, seat, a - p[P_A_ENVIDO])
         return False
     if ph == PH_ANSWER:
+        if p[P_ENVIDO] and p[P_A_ENVIDO] <= a < p[P_A_ENVIDO] + 3:  # envido goes first; the truco waits
+            _open_envido(b, g, p, seat, a - p[P_A_ENVIDO])
+            return False
         kind = g[b, F_CALL_KIND]
         caller = g[b, F_CALL_CALLER]
         if kind == K_REDEAL:
@@ -662,6 +775,8 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
     if ph == PH_GIVE or ph == PH_DISCARD:
         _pass_card(b, g, p, sigq, hands, seat, a)
         return False
+    if ph == PH_ENVIDO:
+        return _answer_envido(b, g, p, hands, played, seat, a)
     # eleven
     if a == p[P_A_ACCEPT]:
         g[b, F_SPECIAL] = 1
@@ -754,12 +869,36 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
         if p[P_REDEAL] and not g[b, F_REDEAL_USED] and not g[b, F_PLAY_STARTED] \
                 and seat == _wrap(g[b, F_DEALER] + 1, p[P_N]) and p[P_D] - g[b, F_DRAWN] >= hs * p[P_N]:
             mask[b, p[P_A_REDEAL]] = 1
+        if _envido_open(b, g, p):  # before his own card of the first trick (all his cards still held)
+            held = 0
+            for i in range(hs):
+                held += hands[b, seat, i] >= 0
+            if held == hs:
+                for k in range(3):
+                    mask[b, p[P_A_ENVIDO] + k] = 1
     elif ph == PH_ANSWER:
         mask[b, p[P_A_ACCEPT]] = 1
         mask[b, p[P_A_REFUSE]] = 1
         if g[b, F_CALL_KIND] == K_RAISE and p[P_COUNTER] and g[b, F_CALL_LEVEL] < p[P_LADDER_TOP] \
                 and _raise_budget(b, g, p, 1):
             mask[b, p[P_A_RAISE]] = 1
+        if g[b, F_CALL_KIND] == K_RAISE and g[b, F_CALL_LEVEL] == 1 and _envido_open(b, g, p):
+            for k in range(3):  # envido goes first: the answer to the first truco may be an envido
+                mask[b, p[P_A_ENVIDO] + k] = 1
+    elif ph == PH_ENVIDO:
+        mask[b, p[P_A_ACCEPT]] = 1
+        mask[b, p[P_A_REFUSE]] = 1
+        last = g[b, F_ENV_CALLS + min(g[b, F_ENV_N], 4) - 1]
+        if last == 0:
+            envidos = 0
+            for i in range(min(g[b, F_ENV_N], 4)):
+                envidos += g[b, F_ENV_CALLS + i] == 0
+            if envidos < 2:
+                mask[b, p[P_A_ENVIDO]] = 1
+            mask[b, p[P_A_ENVIDO] + 1] = 1
+            mask[b, p[P_A_ENVIDO] + 2] = 1
+        elif last == 1:
+            mask[b, p[P_A_ENVIDO] + 2] = 1
     elif ph == PH_ELEVEN:
         mask[b, p[P_A_ACCEPT]] = 1
         mask[b, p[P_A_REFUSE]] = 1
@@ -895,6 +1034,16 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
             tok = sigs[b, i, 1] if (sigs[b, i, 3] >> seat) & 1 else ntok
             o[base + 1 + n + tok] = 1.0
             o[base + 2 + n + ntok + min(sigs[b, i, 2], hs - 1)] = 1.0
+    if p[P_O_ENVIDO_CALLS] >= 0:
+        for i in range(min(g[b, F_ENV_N], p[P_ENVIDO_CHAIN])):
+            o[p[P_O_ENVIDO_CALLS] + i * 3 + g[b, F_ENV_CALLS + i]] = 1.0
+        if g[b, F_ENV_CALLER]:
+            o[p[P_O_ENVIDO_CALLER] + _wrap(g[b, F_ENV_CALLER] - 1 - seat, n)] = 1.0
+        if g[b, F_ENV_DONE]:
+            o[p[P_O_ENVIDO_DONE]] = 1.0
+        if g[b, F_ENV_HOLDER]:
+            o[p[P_O_ENVIDO_WINNER] + _wrap(g[b, F_ENV_HOLDER] - 1 - seat, n)] = 1.0
+            o[p[P_O_ENVIDO_POINTS] + min(g[b, F_ENV_POINTS], p[P_ENVIDO_MAX_POINTS])] = 1.0
     if p[P_O_GOVERNOR] >= 0:
         o[p[P_O_GOVERNOR] + _wrap(g[b, F_DEALER] - seat, n)] = 1.0
         o[p[P_O_GOVERNOR] + _wrap(g[b, F_DEALER] + 1 - seat, n)] = 1.0
@@ -908,8 +1057,8 @@ def _finish(b, g, p, rew):
     """Rewards of a hand that just ended; True when the episode is over."""
     n = p[P_N]
     over = g[b, F_GAME_OVER] or p[P_EPISODE_HAND]
-    if not p[P_REWARD_WIN]:
-        d = np.float32(g[b, F_HP] - g[b, F_HP + 1])
+    if not p[P_REWARD_WIN]:  # what the hand scored beyond what was paid when scored (envido)
+        d = np.float32(g[b, F_HP] - g[b, F_PAID] - g[b, F_HP + 1] + g[b, F_PAID + 1])
         for s in range(n):
             rew[b, s] += d if s % 2 == 0 else -d
     elif over:
@@ -941,6 +1090,12 @@ def _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng
             else:
                 g[b, F_DEALER] = _wrap(g[b, F_DEALER] + 1, p[P_N])
                 _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
+        elif p[P_ENVIDO] and not p[P_REWARD_WIN]:  # reward="points": envido points when settled
+            d = g[b, F_HP] - g[b, F_PAID] - g[b, F_HP + 1] + g[b, F_PAID + 1]
+            for s in range(rew.shape[1]):
+                rew[b, s] = d if s % 2 == 0 else -d
+            g[b, F_PAID] = g[b, F_HP]
+            g[b, F_PAID + 1] = g[b, F_HP + 1]
     _instruct_first(b, g, p, hands)
     seat_out[b] = actor_of(b, g, callq, sigq)
     if obs.shape[1] > 0:

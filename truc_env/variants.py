@@ -244,7 +244,7 @@ DECLARED = (
             "signals": _SIGNALS_OPTION,
         },
         family="spanish", ranking=ARGENTINE_RANKING, top_cards=ARGENTINE_TOP, ladder=LADDERS["argentino"],
-        counter_raise=True, table_talk="argentino",
+        counter_raise=True, table_talk="argentino", kernel=True,
         senas=Senas(ARGENTINE_TOP + ("three", "two", "ancho_falso"), cards={**{c: c for c in ARGENTINE_TOP},
                     "1c": "ancho_falso", "1o": "ancho_falso"}, ranks={"3": "three", "2": "two"}),
     ),

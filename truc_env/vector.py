@@ -35,12 +35,13 @@ barrier can cost a whole time slice).
 Backends (the ``backend`` attribute says which one runs):
 
 - ``"numba"``: the array kernel of :mod:`truc_env._vector_kernels`, for the variants that
-  :func:`kernel_supports` accepts: ``le_truc``, ``put``, ``truco_paulista`` and ``truco_mineiro``
-  (2 players or 2 vs 2, any options, signals with ``intercept`` 0 or 1).
+  :func:`kernel_supports` accepts: ``le_truc``, ``le_truc_4p`` (governors, instructions,
+  governor-partner signals), ``put``, ``put_4p`` (the card pass), ``truco_paulista``,
+  ``truco_mineiro`` and ``truco_argentino`` (envido, falta envido, señas) — 2 players or 2 vs 2,
+  any options but Argentine flor, signals with ``intercept`` 0 or 1.
 - ``"loop"``: a plain loop over ``engine.State`` objects (:class:`truc_env.episode.Episode`,
-  dealing with ``Dealer.shuffled``), for everything else (``le_truc_4p``,
-  ``put_4p``, ``put_n``, ``truco_argentino``, fractional intercepts). Same interface, same
-  observations, about 1000x slower.
+  dealing with ``Dealer.shuffled``), for everything else (``put_n``, ``truco_argentino`` with
+  ``flor``, fractional intercepts). Same interface, same observations, about 1000x slower.
 
 Requires numba for the kernel; without it every variant uses the loop.
 """
@@ -55,10 +56,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .actions import layout_of
-from .engine import State, possible_winners
+from .engine import State, envido_points, possible_winners
 from .episode import Dealer, Episode, side_rewards
 from .errors import IllegalActionError, TrucError
-from .observe import encoder_of
+from .observe import ENVIDO_CHAIN, ENVIDO_KINDS, ENVIDO_MAX_POINTS, encoder_of
 from .rules import VARIANTS, Rules, make_rules
 
 EPISODES = ("hand", "game")
@@ -99,8 +100,8 @@ def kernel_supports(rules: Rules) -> str | None:
         return "4 players without partnership"
     if rules.players not in (2, 4):
         return f"{rules.players} players"
-    if rules.envido or rules.flor or rules.put_n:
-        return "envido, flor and put_n resignations are not in the kernel"
+    if rules.flor or rules.put_n:
+        return "flor and put_n resignations are not in the kernel"
     sig = rules.signals
     if sig.mode != "none" and 0.0 < sig.intercept < 1.0:
         return "signal interception is a chance event (0 < intercept < 1)"
@@ -302,10 +303,22 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
     p[K.P_PUT_PASS] = r.put_pass
     p[K.P_A_GIVE], p[K.P_A_DISCARD] = L.give, L.discard
     p[K.P_O_GIVEN], p[K.P_O_DISCARDED] = enc.offset.get("given", -1), enc.offset.get("discarded", -1)
+    p[K.P_ENVIDO] = r.envido
+    if r.envido:
+        p[K.P_A_ENVIDO] = L.ENVIDO["envido"]
+        assert [L.ENVIDO[k] for k in ENVIDO_KINDS] == [L.ENVIDO["envido"] + i for i in range(3)], "envido ids in a row"
+        for name in ("envido_calls", "envido_caller", "envido_done", "envido_winner", "envido_points"):
+            p[getattr(K, "P_O_" + name.upper())] = enc.offset[name]
+        p[K.P_ENVIDO_CHAIN], p[K.P_ENVIDO_MAX_POINTS] = ENVIDO_CHAIN, ENVIDO_MAX_POINTS
     D = len(r.deck)
     assert D <= K.MAX_DECK, "the kernel's per-card parameters hold at most MAX_DECK cards"
     p[K.P_RANK_OF:K.P_RANK_OF + D] = [L.deck_ranks.index(r.family.rank_of(c)) for c in r.deck]
     p[K.P_BASE_STRENGTH:K.P_BASE_STRENGTH + D] = [r.base_strength[c] for c in r.deck]
+    if r.envido:  # the pips and suits envido_points reads
+        pips = [envido_points([c], r.family) for c in r.deck]
+        suits = sorted({r.family.suit_of(c) for c in r.deck})
+        p[K.P_PIP_OF:K.P_PIP_OF + D] = pips
+        p[K.P_SUIT_OF:K.P_SUIT_OF + D] = [suits.index(r.family.suit_of(c)) for c in r.deck]
     return p
 
 
