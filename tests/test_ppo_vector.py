@@ -167,7 +167,8 @@ def _biased_net(rules, features="observation", seed=0):
     return net
 
 
-@pytest.mark.parametrize("variant,options", [("le_truc", SMALL), ("truco_paulista", {"players": 4})])
+@pytest.mark.parametrize("variant,options", [("le_truc", SMALL), ("truco_paulista", {"players": 4}), ("le_truc_4p", {}),
+                                             ("truco_argentino", {})])
 def test_mixed_rollout_plays_only_legal_actions_and_fills_one_buffer(variant, options):
     rules = make_rules(variant, **options)
     cfg = tiny_config("/nonexistent", variant=variant, options=options, features="observation+strength",
