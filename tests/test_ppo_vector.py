@@ -152,9 +152,9 @@ def test_auto_uses_the_batched_engine_where_it_can_and_says_why_not():
         ppo.Collector(tiny_config("/nonexistent", features="info_state", rollout="vector"), rules, torch.device("cpu"))
     four = tiny_config("/nonexistent", variant="le_truc_4p", options={})
     assert ppo.Collector(four, make_rules("le_truc_4p"), torch.device("cpu")).path == "vector"
-    flor = tiny_config("/nonexistent", variant="truco_argentino", options={"flor": True})
-    col = ppo.Collector(flor, make_rules("truco_argentino", flor=True), torch.device("cpu"))
-    assert col.path == "engine" and "flor" in col.why
+    put_n = tiny_config("/nonexistent", variant="put_n", options={})
+    col = ppo.Collector(put_n, make_rules("put_n"), torch.device("cpu"))
+    assert col.path == "engine" and "no array kernel" in col.why
     assert ppo.Collector(tiny_config("/nonexistent", rollout="engine"), rules, torch.device("cpu")).vector is None
 
 

@@ -195,7 +195,7 @@ def test_same_seed_same_games_and_batch_size_independent():
 
 def test_backend_is_explicit():
     assert VectorEnv("le_truc", 2).backend == "numba"
-    for variant, options in (("truco_argentino", {"flor": True}), ("put_n", {})):
+    for variant, options in (("put_n", {}),):
         v = VectorEnv(variant, 2, **options)
         assert v.backend == "loop" and v.fallback_reason
         assert kernel_supports(v.rules)

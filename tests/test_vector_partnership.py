@@ -1,6 +1,6 @@
 """The batched engine on the partnership variants against engine.py (issue 17 item 3): Le Truc 2 vs 2
 with governors, instructions, governor-partner signals and the redeal; Put 2 vs 2 with its card pass;
-Argentine Truco heads-up and 2 vs 2 with envido, falta envido and señas.
+Argentine Truco heads-up and 2 vs 2 with envido, falta envido, flor and señas.
 Same differential test as
 tests/test_vector.py: the kernel's deals replayed through ``engine.State``, masks, observations,
 rewards and episode ends compared at every step of random legal play."""
@@ -42,6 +42,12 @@ class PartnershipReference(Reference):
             ev.add("envido accepted")
         if "falta_envido" in st.env_calls:
             ev.add("falta envido")
+        if st.flor_seats:
+            ev.add("flor")
+        if st.phase == "flor":
+            ev.add("flor against flor")
+        if st.flor_result is not None:
+            ev.add("con flor quiero")
         if st.phase == "instruct":
             ev.add("instruct")
         if st.phase == "turn" and st.instruction > 0:
@@ -86,6 +92,9 @@ CASES = [
     ("truco_argentino", dict(signals={"mode": "senas", "truthful": False, "intercept": 1.0, "timing": "every_trick"},
                              all_tied="dealer", max_raises=2, random_start_score=0.3), {"envido accepted", "signals"}),
     ("truco_argentino", dict(players=2, envido=False, episode="game", target=6), {"raised twice"}),
+    ("truco_argentino", dict(players=2, flor=True, random_start_score=0.5), {"flor", "envido accepted"}),
+    ("truco_argentino", dict(flor=True, episode="game", target=15), {"flor", "flor against flor", "envido accepted"}),
+    ("truco_argentino", dict(flor=True, envido=False, fold=False, reward="win", random_start_score=0.5), {"flor"}),
 ]
 
 

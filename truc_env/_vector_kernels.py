@@ -3,7 +3,7 @@
 A re-implementation of :mod:`truc_env.engine` over arrays, for the variants that
 :func:`truc_env.vector.kernel_supports` accepts (trick-taking with a stake ladder, mon reste / put,
 fold, redeal, counter-raises, vira and manilhas, mão de onze / de ferro, signals with intercept 0 or
-1, Le Truc governors and instructions, the put_4p card pass, Argentine envido). It decides no rule on
+1, Le Truc governors and instructions, the put_4p card pass, Argentine envido and flor). It decides no rule on
 its own: every table (card strengths, who wins with which trick counts, truthful signal tokens, envido
 pips) is computed in Python from ``rules.py`` / ``engine.py``, and ``tests/test_vector.py`` and
 ``tests/test_vector_partnership.py`` check the whole thing step by step against ``engine.py``.
@@ -112,6 +112,13 @@ P_O_ENVIDO_WINNER = 85
 P_O_ENVIDO_POINTS = 86
 P_ENVIDO_CHAIN = 87  # calls the observation shows
 P_ENVIDO_MAX_POINTS = 88
+# Argentine flor
+P_FLOR = 89
+P_A_FLOR = 90
+P_O_FLOR = 91
+P_O_FLOR_WINNER = 92
+P_O_FLOR_POINTS = 93
+P_FLOR_MIN = 94  # the lowest flor points (the flor_points section starts there)
 MAX_DECK = 64
 P_RANK_OF = 96  # .. + D: each deck card's rank, as an index into the deck's ranks (instruct <rank>)
 P_BASE_STRENGTH = P_RANK_OF + MAX_DECK  # .. + D: each deck card's strength (instruct high / low; no vira)
@@ -167,7 +174,13 @@ F_ENV_DONE = 56
 F_ENV_HOLDER = 57  # the seat announced with the best envido + 1 (0: not played)
 F_ENV_POINTS = 58
 F_ENV_ACTOR = 59  # the opponent to answer the envido
-N_FIELDS = 60
+F_FLOR_SEATS = 60  # bit per seat: sang flor
+F_FLOR_SIDES = 61  # bit per side: its flor is settled (sung, or answered)
+F_FLOR_LAST = 62  # the last seat that sang flor
+F_FLOR_ANSWERER = 63  # the opposing flor holder who answers a flor, in PH_FLOR
+F_FLOR_HOLDER = 64  # the seat announced with the better flor + 1 (0: none)
+F_FLOR_POINTS = 65
+N_FIELDS = 66
 
 PH_TURN = 0
 PH_ANSWER = 1
@@ -177,6 +190,7 @@ PH_INSTRUCT = 4
 PH_ELEVEN = 5
 PH_GIVE = 6
 PH_DISCARD = 7
+PH_FLOR = 8
 PH_TERMINAL = 9  # never seen outside a step: finished games are reset at once
 
 K_RAISE = 1
@@ -550,7 +564,8 @@ def _accept_call(b, g, kind, caller):
 @njit(cache=True, inline="always")
 def _envido_open(b, g, p):
     """Envido may still be called: first trick, no truco accepted, not settled (engine State._envido_open)."""
-    return p[P_ENVIDO] and not g[b, F_ENV_DONE] and g[b, F_TRICKS] == 0 and g[b, F_LEVEL] == 0
+    return p[P_ENVIDO] and not g[b, F_ENV_DONE] and g[b, F_TRICKS] == 0 and g[b, F_LEVEL] == 0 \
+        and not g[b, F_FLOR_SEATS]
 
 
 @njit(cache=True, inline="always")
@@ -623,10 +638,90 @@ def _answer_envido(b, g, p, hands, played, seat, a):
         g[b, F_ENV_POINTS] = best
         _score(b, g, p, holder % 2, _envido_value(b, g, p, k))
     g[b, F_ENV_DONE] = 1
+    return _resume_calls(b, g)
+
+
+@njit(cache=True, inline="always")
+def _must_sing(b, g, p, hands, seat):
+    """A flor holder whose side's flor is unsettled, before his card of the first trick (engine State._must_sing).
+
+    Before his first card he still holds all three dealt cards: a flor is three held cards of one suit.
+    """
+    if not p[P_FLOR] or g[b, F_TRICKS] != 0 or p[P_HS] != 3 or (g[b, F_FLOR_SIDES] >> (seat % 2)) & 1:
+        return False
+    suit = -1
+    for i in range(3):
+        c = hands[b, seat, i]
+        if c < 0 or (suit >= 0 and p[P_SUIT_OF + c] != suit):
+            return False
+        suit = p[P_SUIT_OF + c]
+    return True
+
+
+@njit(cache=True, inline="always")
+def _flor_points(b, p, hands, played, seat):
+    """20 + the three pips of a flor dealt to the seat (engine.flor_points), or -1 without one."""
+    if p[P_HS] != 3:
+        return -1
+    suit = -1
+    pts = 20
+    for i in range(4):  # the dealt cards: those still held and the one played in trick 1
+        c = hands[b, seat, i] if i < 3 else played[b, seat, 0]
+        if c < 0:
+            continue
+        if suit >= 0 and p[P_SUIT_OF + c] != suit:
+            return -1
+        suit = p[P_SUIT_OF + c]
+        pts += p[P_PIP_OF + c]
+    return pts
+
+
+@njit(cache=True, inline="always")
+def _resume_calls(b, g):
+    """After envido or flor points: the game may be over (True), else the truco question or the turn resumes."""
     if g[b, F_GAME_OVER]:
         return True
-    g[b, F_PHASE] = PH_ANSWER if g[b, F_CALL_KIND] else PH_TURN  # a truco question waiting resumes
+    g[b, F_PHASE] = PH_ANSWER if g[b, F_CALL_KIND] else PH_TURN
     return False
+
+
+@njit(cache=True, inline="always")
+def _announce_flor(b, g, p, hands, seat):
+    """A flor sung: 3 points, unless an opposing flor holder (the first after him) answers it."""
+    n = p[P_N]
+    g[b, F_FLOR_SEATS] |= 1 << seat
+    g[b, F_FLOR_SIDES] |= 1 << (seat % 2)
+    g[b, F_FLOR_LAST] = seat
+    g[b, F_ENV_DONE] = 1
+    for k in range(1, n, 2):  # his opponents, in play order after him
+        s = _wrap(seat + k, n)
+        if _must_sing(b, g, p, hands, s):
+            g[b, F_FLOR_ANSWERER] = s
+            g[b, F_PHASE] = PH_FLOR
+            return False
+    _score(b, g, p, seat % 2, 3)
+    return _resume_calls(b, g)
+
+
+@njit(cache=True, inline="always")
+def _answer_flor(b, g, p, hands, played, seat, a):
+    """Con flor quiero: 4 to the better flor (ties nearer the mano); me achico: 3 to the flor sung."""
+    n = p[P_N]
+    g[b, F_FLOR_SIDES] |= 1 << (seat % 2)
+    if a == p[P_A_ACCEPT]:
+        d = g[b, F_DEALER]
+        holder, best = -1, -1
+        for j in range(n):
+            s = _wrap(d + 1 + j, n)
+            pts = _flor_points(b, p, hands, played, s)
+            if pts > best:
+                holder, best = s, pts
+        g[b, F_FLOR_HOLDER] = holder + 1
+        g[b, F_FLOR_POINTS] = best
+        _score(b, g, p, holder % 2, 4)
+    else:
+        _score(b, g, p, g[b, F_FLOR_LAST] % 2, 3)
+    return _resume_calls(b, g)
 
 
 @njit(cache=True, inline="always")
@@ -675,6 +770,8 @@ def actor_of(b, g, callq, sigq):
         return g[b, F_PASSER]
     if ph == PH_ENVIDO:
         return g[b, F_ENV_ACTOR]
+    if ph == PH_FLOR:
+        return g[b, F_FLOR_ANSWERER]
     return -1
 
 
@@ -723,8 +820,12 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
         elif p[P_ENVIDO] and p[P_A_ENVIDO] <= a < p[P_A_ENVIDO] + 3:
             g[b, F_PLAY_STARTED] = 1
             _open_envido(b, g, p, seat, a - p[P_A_ENVIDO])
+        elif p[P_FLOR] and a == p[P_A_FLOR]:
+            return _announce_flor(b, g, p, hands, seat)
         return False
     if ph == PH_ANSWER:
+        if p[P_FLOR] and a == p[P_A_FLOR]:  # sung before answering; the truco question then resumes at him
+            return _announce_flor(b, g, p, hands, seat)
         if p[P_ENVIDO] and p[P_A_ENVIDO] <= a < p[P_A_ENVIDO] + 3:  # envido goes first; the truco waits
             _open_envido(b, g, p, seat, a - p[P_A_ENVIDO])
             return False
@@ -776,7 +877,12 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
         _pass_card(b, g, p, sigq, hands, seat, a)
         return False
     if ph == PH_ENVIDO:
+        if p[P_FLOR] and a == p[P_A_FLOR]:  # the pending envido is cancelled and scores nothing
+            g[b, F_ENV_N] = 0
+            return _announce_flor(b, g, p, hands, seat)
         return _answer_envido(b, g, p, hands, played, seat, a)
+    if ph == PH_FLOR:
+        return _answer_flor(b, g, p, hands, played, seat, a)
     # eleven
     if a == p[P_A_ACCEPT]:
         g[b, F_SPECIAL] = 1
@@ -876,6 +982,11 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
             if held == hs:
                 for k in range(3):
                     mask[b, p[P_A_ENVIDO] + k] = 1
+        if _must_sing(b, g, p, hands, seat):  # flor is compulsory: sing it (or fold) before anything else
+            mask[b, :] = 0
+            mask[b, p[P_A_FLOR]] = 1
+            if p[P_FOLD]:
+                mask[b, p[P_A_FOLD]] = 1
     elif ph == PH_ANSWER:
         mask[b, p[P_A_ACCEPT]] = 1
         mask[b, p[P_A_REFUSE]] = 1
@@ -885,6 +996,9 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
         if g[b, F_CALL_KIND] == K_RAISE and g[b, F_CALL_LEVEL] == 1 and _envido_open(b, g, p):
             for k in range(3):  # envido goes first: the answer to the first truco may be an envido
                 mask[b, p[P_A_ENVIDO] + k] = 1
+        if _must_sing(b, g, p, hands, seat):  # flor is sung before answering a truco
+            mask[b, :] = 0
+            mask[b, p[P_A_FLOR]] = 1
     elif ph == PH_ENVIDO:
         mask[b, p[P_A_ACCEPT]] = 1
         mask[b, p[P_A_REFUSE]] = 1
@@ -899,6 +1013,12 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
             mask[b, p[P_A_ENVIDO] + 2] = 1
         elif last == 1:
             mask[b, p[P_A_ENVIDO] + 2] = 1
+        if _must_sing(b, g, p, hands, seat):  # a flor holder never answers an envido
+            mask[b, :] = 0
+            mask[b, p[P_A_FLOR]] = 1
+    elif ph == PH_FLOR:
+        mask[b, p[P_A_ACCEPT]] = 1
+        mask[b, p[P_A_REFUSE]] = 1
     elif ph == PH_ELEVEN:
         mask[b, p[P_A_ACCEPT]] = 1
         mask[b, p[P_A_REFUSE]] = 1
@@ -1044,6 +1164,13 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
         if g[b, F_ENV_HOLDER]:
             o[p[P_O_ENVIDO_WINNER] + _wrap(g[b, F_ENV_HOLDER] - 1 - seat, n)] = 1.0
             o[p[P_O_ENVIDO_POINTS] + min(g[b, F_ENV_POINTS], p[P_ENVIDO_MAX_POINTS])] = 1.0
+    if p[P_O_FLOR] >= 0:
+        for s in range(n):
+            if (g[b, F_FLOR_SEATS] >> s) & 1:
+                o[p[P_O_FLOR] + _wrap(s - seat, n)] = 1.0
+        if g[b, F_FLOR_HOLDER]:
+            o[p[P_O_FLOR_WINNER] + _wrap(g[b, F_FLOR_HOLDER] - 1 - seat, n)] = 1.0
+            o[p[P_O_FLOR_POINTS] + g[b, F_FLOR_POINTS] - p[P_FLOR_MIN]] = 1.0
     if p[P_O_GOVERNOR] >= 0:
         o[p[P_O_GOVERNOR] + _wrap(g[b, F_DEALER] - seat, n)] = 1.0
         o[p[P_O_GOVERNOR] + _wrap(g[b, F_DEALER] + 1 - seat, n)] = 1.0
@@ -1090,7 +1217,7 @@ def _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng
             else:
                 g[b, F_DEALER] = _wrap(g[b, F_DEALER] + 1, p[P_N])
                 _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
-        elif p[P_ENVIDO] and not p[P_REWARD_WIN]:  # reward="points": envido points when settled
+        elif (p[P_ENVIDO] or p[P_FLOR]) and not p[P_REWARD_WIN]:  # reward="points": envido, flor when settled
             d = g[b, F_HP] - g[b, F_PAID] - g[b, F_HP + 1] + g[b, F_PAID + 1]
             for s in range(rew.shape[1]):
                 rew[b, s] = d if s % 2 == 0 else -d

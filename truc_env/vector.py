@@ -37,11 +37,10 @@ Backends (the ``backend`` attribute says which one runs):
 - ``"numba"``: the array kernel of :mod:`truc_env._vector_kernels`, for the variants that
   :func:`kernel_supports` accepts: ``le_truc``, ``le_truc_4p`` (governors, instructions,
   governor-partner signals), ``put``, ``put_4p`` (the card pass), ``truco_paulista``,
-  ``truco_mineiro`` and ``truco_argentino`` (envido, falta envido, señas) — 2 players or 2 vs 2,
-  any options but Argentine flor, signals with ``intercept`` 0 or 1.
+  ``truco_mineiro`` and ``truco_argentino`` (envido, falta envido, flor, señas) — 2 players or
+  2 vs 2, any options, signals with ``intercept`` 0 or 1.
 - ``"loop"``: a plain loop over ``engine.State`` objects (:class:`truc_env.episode.Episode`,
-  dealing with ``Dealer.shuffled``), for everything else (``put_n``, ``truco_argentino`` with
-  ``flor``, fractional intercepts). Same interface, same observations, about 1000x slower.
+  dealing with ``Dealer.shuffled``), for everything else (``put_n``, fractional intercepts). Same interface, same observations, about 1000x slower.
 
 Requires numba for the kernel; without it every variant uses the loop.
 """
@@ -59,7 +58,7 @@ from .actions import layout_of
 from .engine import State, envido_points, possible_winners
 from .episode import Dealer, Episode, side_rewards
 from .errors import IllegalActionError, TrucError
-from .observe import ENVIDO_CHAIN, ENVIDO_KINDS, ENVIDO_MAX_POINTS, encoder_of
+from .observe import ENVIDO_CHAIN, ENVIDO_KINDS, ENVIDO_MAX_POINTS, FLOR_MIN_POINTS, encoder_of
 from .rules import VARIANTS, Rules, make_rules
 
 EPISODES = ("hand", "game")
@@ -100,8 +99,8 @@ def kernel_supports(rules: Rules) -> str | None:
         return "4 players without partnership"
     if rules.players not in (2, 4):
         return f"{rules.players} players"
-    if rules.flor or rules.put_n:
-        return "flor and put_n resignations are not in the kernel"
+    if rules.put_n:
+        return "put_n resignations are not in the kernel"
     sig = rules.signals
     if sig.mode != "none" and 0.0 < sig.intercept < 1.0:
         return "signal interception is a chance event (0 < intercept < 1)"
@@ -314,7 +313,12 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
     assert D <= K.MAX_DECK, "the kernel's per-card parameters hold at most MAX_DECK cards"
     p[K.P_RANK_OF:K.P_RANK_OF + D] = [L.deck_ranks.index(r.family.rank_of(c)) for c in r.deck]
     p[K.P_BASE_STRENGTH:K.P_BASE_STRENGTH + D] = [r.base_strength[c] for c in r.deck]
-    if r.envido:  # the pips and suits envido_points reads
+    p[K.P_FLOR] = r.flor
+    if r.flor:
+        p[K.P_A_FLOR] = L.FLOR
+        p[K.P_O_FLOR], p[K.P_O_FLOR_WINNER] = enc.offset["flor"], enc.offset["flor_winner"]
+        p[K.P_O_FLOR_POINTS], p[K.P_FLOR_MIN] = enc.offset["flor_points"], FLOR_MIN_POINTS
+    if r.envido or r.flor:  # the pips and suits envido_points and flor_points read
         pips = [envido_points([c], r.family) for c in r.deck]
         suits = sorted({r.family.suit_of(c) for c in r.deck})
         p[K.P_PIP_OF:K.P_PIP_OF + D] = pips
