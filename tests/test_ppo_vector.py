@@ -151,7 +151,9 @@ def test_auto_uses_the_batched_engine_where_it_can_and_says_why_not():
     with pytest.raises(TrucError, match="rollout: vector cannot run"):
         ppo.Collector(tiny_config("/nonexistent", features="info_state", rollout="vector"), rules, torch.device("cpu"))
     four = tiny_config("/nonexistent", variant="le_truc_4p", options={})
-    col = ppo.Collector(four, make_rules("le_truc_4p"), torch.device("cpu"))
+    assert ppo.Collector(four, make_rules("le_truc_4p"), torch.device("cpu")).path == "vector"
+    put_n = tiny_config("/nonexistent", variant="put_n", options={})
+    col = ppo.Collector(put_n, make_rules("put_n"), torch.device("cpu"))
     assert col.path == "engine" and "no array kernel" in col.why
     assert ppo.Collector(tiny_config("/nonexistent", rollout="engine"), rules, torch.device("cpu")).vector is None
 
@@ -165,7 +167,8 @@ def _biased_net(rules, features="observation", seed=0):
     return net
 
 
-@pytest.mark.parametrize("variant,options", [("le_truc", SMALL), ("truco_paulista", {"players": 4})])
+@pytest.mark.parametrize("variant,options", [("le_truc", SMALL), ("truco_paulista", {"players": 4}), ("le_truc_4p", {}),
+                                             ("truco_argentino", {})])
 def test_mixed_rollout_plays_only_legal_actions_and_fills_one_buffer(variant, options):
     rules = make_rules(variant, **options)
     cfg = tiny_config("/nonexistent", variant=variant, options=options, features="observation+strength",

@@ -156,8 +156,8 @@ def test_senas_refused_where_not_declared():
 # ---------------------------------------------------------------------- readers of the record
 def test_kernel_coverage_is_the_records():
     declared = {v for v, s in VARIANTS.items() if s.kernel}
-    assert declared == {"le_truc", "put", "truco_paulista", "truco_mineiro"}
-    why = kernel_supports(make_rules("truco_argentino", players=2))
+    assert declared == {"le_truc", "le_truc_4p", "put", "put_4p", "truco_paulista", "truco_mineiro", "truco_argentino"}
+    why = kernel_supports(make_rules("put_n"))
     assert "no array kernel" in why and all(v in why for v in declared)
 
 

@@ -3,15 +3,16 @@
 A re-implementation of :mod:`truc_env.engine` over arrays, for the variants that
 :func:`truc_env.vector.kernel_supports` accepts (trick-taking with a stake ladder, mon reste / put,
 fold, redeal, counter-raises, vira and manilhas, mão de onze / de ferro, signals with intercept 0 or
-1). It takes its rules from two places it shares with the engine: the tables that
+1, Le Truc governors and instructions, the put_4p card pass, Argentine envido and flor). It takes its
+rules from two places it shares with the engine: the tables that
 :func:`truc_env.vector.kernel_tables` / ``kernel_params`` compute from ``rules.py`` / ``engine.py``
-(card strengths, who wins with which trick counts, truthful signal tokens, the ladder, partners,
-win rewards), and the scalar decisions of :mod:`truc_env.hand_rules` (hand value, raise / all-in /
-counter / redeal legality, mão de onze / de ferro, trick leader, signal audience, next seat, game
-over), compiled here from the very functions the engine calls. What it restates is bound to its array
-layout (queues, the trick in arrays, the index into the winners table); docs/architecture.md lists
-every decision with its source, and ``tests/test_vector.py`` checks the whole thing step by step
-against ``engine.py``.
+(card strengths, who wins with which trick counts, truthful signal tokens, envido pips, the ladder,
+partners, win rewards), and the scalar decisions of :mod:`truc_env.hand_rules` (hand value, raise /
+all-in / counter / redeal legality, mão de onze / de ferro, trick leader, signal audience, next seat,
+game over), compiled here from the very functions the engine calls. What it restates is bound to its
+array layout (queues, the trick in arrays, the index into the winners table); docs/architecture.md
+lists every decision with its source, and ``tests/test_vector.py`` and
+``tests/test_vector_partnership.py`` check the whole thing step by step against ``engine.py``.
 
 Layout of the per-game state: ``g[b, F_*]`` holds the scalar fields (int32); the other arrays hold
 cards as deck indices (``0..D-1``, -1 = none). Parameters of the Rules are ``p[P_*]``.
@@ -99,8 +100,44 @@ P_RAISE_CAP = 64
 P_SIG_WIDTH = 65
 P_WIN_OWN = 66  # reward="win": the winning side's reward, from episode.side_rewards
 P_WIN_OTHER = 67  # the other side's
-P_PARTNER = 68  # 68..71: Rules.partner of each seat
-N_PARAMS = 72
+# Le Truc 2 vs 2 (governors, instructions, governor-partner signals)
+P_GOVERNORS = 68  # 4 players with governors: the opposing governor alone answers a call
+P_INSTRUCTIONS = 69  # governors instruct their partner before each of his cards
+P_A_INSTRUCT = 70
+P_N_INSTRUCT = 71  # instruct tokens: none, high, low, then the deck's ranks
+P_SIG_GOV_ONLY = 72  # only the governors' partners signal
+P_O_GOVERNOR = 73
+P_O_INSTRUCTION = 74
+# put_4p (the card pass)
+P_PUT_PASS = 75  # dealer and d+1 pass their highest card to their partners, who discard one and play heads-up
+P_A_GIVE = 76
+P_A_DISCARD = 77
+P_O_GIVEN = 78
+P_O_DISCARDED = 79
+# Argentine envido (and falta envido)
+P_ENVIDO = 80
+P_A_ENVIDO = 81  # envido, real envido, falta envido: three ids in a row
+P_O_ENVIDO_CALLS = 82
+P_O_ENVIDO_CALLER = 83
+P_O_ENVIDO_DONE = 84
+P_O_ENVIDO_WINNER = 85
+P_O_ENVIDO_POINTS = 86
+P_ENVIDO_CHAIN = 87  # calls the observation shows
+P_ENVIDO_MAX_POINTS = 88
+# Argentine flor
+P_FLOR = 89
+P_A_FLOR = 90
+P_O_FLOR = 91
+P_O_FLOR_WINNER = 92
+P_O_FLOR_POINTS = 93
+P_FLOR_MIN = 94  # the lowest flor points (the flor_points section starts there)
+MAX_DECK = 64
+P_RANK_OF = 96  # .. + D: each deck card's rank, as an index into the deck's ranks (instruct <rank>)
+P_BASE_STRENGTH = P_RANK_OF + MAX_DECK  # .. + D: each deck card's strength (instruct high / low; no vira)
+P_PIP_OF = P_BASE_STRENGTH + MAX_DECK  # .. + D: each deck card's envido pip (10-12 count 0)
+P_SUIT_OF = P_PIP_OF + MAX_DECK  # .. + D: each deck card's suit index
+P_PARTNER = P_SUIT_OF + MAX_DECK  # .. + 4: Rules.partner of each seat
+N_PARAMS = P_PARTNER + 4
 
 # ---------------------------------------------------------------------------- fields (g[b, F_*])
 F_PHASE = 0
@@ -134,12 +171,39 @@ F_WINNER = 30
 F_NSIG = 31
 F_SIGQ_POS = 32
 F_SIGQ_LEN = 33
-N_FIELDS = 34
+F_INSTR = 34  # the governor's instruction for the card about to be played + 1 (0: none given yet)
+F_INSTRUCTOR = 35  # the governor who instructs, in PH_INSTRUCT
+F_SITOUT = 36  # put_4p: the passers sit out (only the receivers d+2, d+3 play on)
+F_PASSQ_POS = 37  # put_4p: passes (then discards) made so far
+F_PASSER = 38  # put_4p: the seat to give or discard
+F_GIVEN = 39  # 39..42: per seat, the card passed to it + 1 (0: none)
+F_DISCARD = 43  # 43..46: per seat, its discard + 1 (0: none)
+F_PAID = 47  # 47, 48: hand points already given as reward="points" (envido is paid when settled)
+F_ENV_N = 49  # envido calls made this hand
+F_ENV_CALLS = 50  # 50..53: the envido chain, 0 envido, 1 real envido, 2 falta envido
+F_ENV_CALLER = 54  # the last envido caller + 1 (0: none)
+F_ENV_QPOS = 55  # his opponents who refused so far
+F_ENV_DONE = 56
+F_ENV_HOLDER = 57  # the seat announced with the best envido + 1 (0: not played)
+F_ENV_POINTS = 58
+F_ENV_ACTOR = 59  # the opponent to answer the envido
+F_FLOR_SEATS = 60  # bit per seat: sang flor
+F_FLOR_SIDES = 61  # bit per side: its flor is settled (sung, or answered)
+F_FLOR_LAST = 62  # the last seat that sang flor
+F_FLOR_ANSWERER = 63  # the opposing flor holder who answers a flor, in PH_FLOR
+F_FLOR_HOLDER = 64  # the seat announced with the better flor + 1 (0: none)
+F_FLOR_POINTS = 65
+N_FIELDS = 66
 
 PH_TURN = 0
 PH_ANSWER = 1
+PH_ENVIDO = 2
 PH_SIGNAL = 3
+PH_INSTRUCT = 4
 PH_ELEVEN = 5
+PH_GIVE = 6
+PH_DISCARD = 7
+PH_FLOR = 8
 PH_TERMINAL = 9  # never seen outside a step: finished games are reset at once
 
 K_RAISE = 1
@@ -211,6 +275,13 @@ def _wrap(x, n):
     return x & (n - 1)
 
 
+@njit(cache=True, inline="always")
+def _governor(b, g, p, seat):
+    """The governor of a seat's side: the dealer for his side, seat d+1 for the other (engine.governor)."""
+    d = g[b, F_DEALER]
+    return d if seat % 2 == d % 2 else _wrap(d + 1, p[P_N])
+
+
 # ---------------------------------------------------------------------------- hand set-up
 @njit(cache=True, inline="always")
 def _deal(b, g, p, hands, deck, start):
@@ -228,6 +299,21 @@ def _to_turn(b, g, seat):
 
 
 @njit(cache=True, inline="always")
+def _in_play(b, g, n):
+    """Seats playing this hand's tricks: all, or the two receivers once the put_4p passers sit out."""
+    return 2 if g[b, F_SITOUT] else n
+
+
+@njit(cache=True, inline="always")
+def _next_in_play(b, g, p, n, seat):
+    """The next seat in play order that plays this hand (put_4p: the other receiver)."""
+    if g[b, F_SITOUT]:
+        d = g[b, F_DEALER]
+        return p[P_PARTNER + d] + p[P_PARTNER + _next_seat(d, n)] - seat  # the two receivers
+    return _wrap(seat + 1, n)
+
+
+@njit(cache=True, inline="always")
 def _open_signal_round(b, g, p, sigq, first):
     n = p[P_N]
     for k in range(n):
@@ -235,6 +321,14 @@ def _open_signal_round(b, g, p, sigq, first):
     g[b, F_SIGQ_POS] = 0
     g[b, F_SIGQ_LEN] = n
     g[b, F_PHASE] = PH_SIGNAL
+    if p[P_SIG_GOV_ONLY]:  # the governors' partners d+2 and d+3, in play order from the first
+        m = 0
+        for k in range(n):
+            s = _wrap(first + k, n)
+            if s != g[b, F_DEALER] and s != _wrap(g[b, F_DEALER] + 1, n):
+                sigq[b, m] = s
+                m += 1
+        g[b, F_SIGQ_LEN] = m
 
 
 @njit(cache=True, inline="always")
@@ -252,6 +346,11 @@ def _after_deal(b, g, p, sigq):
     mano = _next_seat(d, n)
     g[b, F_LEADER] = mano
     g[b, F_TURN] = mano
+    if p[P_PUT_PASS]:  # d+1, then the dealer, pass a card to his partner
+        g[b, F_PASSQ_POS] = 0
+        g[b, F_PASSER] = mano
+        g[b, F_PHASE] = PH_GIVE
+        return
     special = _special_hand(p[P_ELEVEN], g[b, F_REDEAL_USED], g[b, F_SCORE], g[b, F_SCORE + 1], p[P_ELEVEN_SCORE])
     if special == IRON:
         g[b, F_SPECIAL] = IRON
@@ -280,6 +379,7 @@ def _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tl
             played[b, s, i] = -1
         tcards[b, s] = -1
         tseats[b, s] = -1
+        hands[b, s, hs] = -1  # the slot of a card passed to the seat (put_4p)
     for i in range(hs):
         twin[b, i] = -2
         tlead[b, i] = -1
@@ -373,6 +473,7 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
     n = p[P_N]
     card = hands[b, seat, slot]
     hands[b, seat, slot] = -1
+    g[b, F_INSTR] = 0  # an instruction is for one card
     k = g[b, F_NTRICK]
     tcards[b, k] = card
     tseats[b, k] = seat
@@ -385,7 +486,7 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
         s = tseats[b, i]
         best, winner, winner_side = _trick_lead(best, winner, winner_side, strength[row, tcards[b, i]], s, s % 2)
     leader = g[b, F_LEADER]
-    if k + 1 < n:
+    if k + 1 < _in_play(b, g, n):
         # the rest of the trick is the winner's partners: the trick is his whatever they play
         go_on = winner < 0
         if not go_on:
@@ -400,7 +501,7 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
             twin[b, t] = -2
             tlead[b, t] = -1
         if go_on:
-            _to_turn(b, g, _wrap(seat + 1, n))
+            _to_turn(b, g, _next_in_play(b, g, p, n, seat))
             return False
     twin[b, t] = winner
     tlead[b, t] = leader
@@ -435,6 +536,12 @@ def _open_call(b, g, p, callq, kind, caller, level):
         if s % 2 != caller % 2:
             callq[b, m] = s
             m += 1
+    if p[P_GOVERNORS]:  # the opposing governor alone answers
+        callq[b, 0] = _governor(b, g, p, _wrap(caller + 1, n))
+        m = 1
+    if g[b, F_SITOUT]:  # put_4p: the opposing receiver
+        callq[b, 0] = _next_in_play(b, g, p, n, caller)
+        m = 1
     g[b, F_CALLQ_POS] = 0
     g[b, F_CALLQ_LEN] = m
     g[b, F_PHASE] = PH_ANSWER
@@ -460,6 +567,198 @@ def _accept_call(b, g, kind, caller):
 
 
 @njit(cache=True, inline="always")
+def _envido_open(b, g, p):
+    """Envido may still be called: first trick, no truco accepted, not settled (engine State._envido_open)."""
+    return p[P_ENVIDO] and not g[b, F_ENV_DONE] and g[b, F_TRICKS] == 0 and g[b, F_LEVEL] == 0 \
+        and not g[b, F_FLOR_SEATS]
+
+
+@njit(cache=True, inline="always")
+def _open_envido(b, g, p, seat, kind):
+    """An envido call (or a raise of one): his opponents answer, in play order after him."""
+    k = g[b, F_ENV_N]
+    if k < 4:
+        g[b, F_ENV_CALLS + k] = kind
+    g[b, F_ENV_N] = k + 1
+    g[b, F_ENV_CALLER] = seat + 1
+    g[b, F_ENV_QPOS] = 0
+    g[b, F_ENV_ACTOR] = _wrap(seat + 1, p[P_N])
+    g[b, F_PHASE] = PH_ENVIDO
+
+
+@njit(cache=True, inline="always")
+def _envido_value(b, g, p, calls):
+    """Points of the first ``calls`` envido calls: 2 per envido, 3 per real envido; falta: the leader's lack."""
+    v = 0
+    for i in range(calls):
+        kind = g[b, F_ENV_CALLS + i]
+        if kind == 2:
+            return p[P_TARGET] - max(g[b, F_SCORE], g[b, F_SCORE + 1])
+        v += 2 if kind == 0 else 3
+    return v
+
+
+@njit(cache=True, inline="always")
+def _envido_points(b, p, hands, played, seat):
+    """20 + the two highest pips of two cards of one suit, else the highest pip (engine.envido_points)."""
+    hs = p[P_HS]
+    best = 0
+    for i in range(hs + 1):  # the dealt cards: those still held and the one played in trick 1
+        c = hands[b, seat, i] if i < hs else played[b, seat, 0]
+        if c < 0:
+            continue
+        pc = p[P_PIP_OF + c]
+        best = max(best, pc)
+        for j in range(i + 1, hs + 1):
+            e = hands[b, seat, j] if j < hs else played[b, seat, 0]
+            if e >= 0 and p[P_SUIT_OF + e] == p[P_SUIT_OF + c]:
+                best = max(best, 20 + pc + p[P_PIP_OF + e])
+    return best
+
+
+@njit(cache=True, inline="always")
+def _answer_envido(b, g, p, hands, played, seat, a):
+    """Accept, refuse or raise the envido; True when its points end the game (and so the hand)."""
+    n = p[P_N]
+    if a >= p[P_A_ENVIDO]:  # envido calls follow accept and refuse in the layout
+        _open_envido(b, g, p, seat, a - p[P_A_ENVIDO])
+        return False
+    k = g[b, F_ENV_N]
+    if a == p[P_A_REFUSE]:
+        g[b, F_ENV_QPOS] += 1
+        caller = g[b, F_ENV_CALLER] - 1
+        if g[b, F_ENV_QPOS] < n // 2:
+            g[b, F_ENV_ACTOR] = _wrap(caller + 1 + 2 * g[b, F_ENV_QPOS], n)
+            return False
+        _score(b, g, p, caller % 2, max(1, _envido_value(b, g, p, k - 1) if k > 1 else 1))
+    else:  # accepted: the best envido scores, ties to the seat nearer the mano
+        d = g[b, F_DEALER]
+        holder, best = -1, -1
+        for j in range(n):
+            s = _wrap(d + 1 + j, n)
+            pts = _envido_points(b, p, hands, played, s)
+            if pts > best:
+                holder, best = s, pts
+        g[b, F_ENV_HOLDER] = holder + 1
+        g[b, F_ENV_POINTS] = best
+        _score(b, g, p, holder % 2, _envido_value(b, g, p, k))
+    g[b, F_ENV_DONE] = 1
+    return _resume_calls(b, g)
+
+
+@njit(cache=True, inline="always")
+def _must_sing(b, g, p, hands, seat):
+    """A flor holder whose side's flor is unsettled, before his card of the first trick (engine State._must_sing).
+
+    Before his first card he still holds all three dealt cards: a flor is three held cards of one suit.
+    """
+    if not p[P_FLOR] or g[b, F_TRICKS] != 0 or p[P_HS] != 3 or (g[b, F_FLOR_SIDES] >> (seat % 2)) & 1:
+        return False
+    suit = -1
+    for i in range(3):
+        c = hands[b, seat, i]
+        if c < 0 or (suit >= 0 and p[P_SUIT_OF + c] != suit):
+            return False
+        suit = p[P_SUIT_OF + c]
+    return True
+
+
+@njit(cache=True, inline="always")
+def _flor_points(b, p, hands, played, seat):
+    """20 + the three pips of a flor dealt to the seat (engine.flor_points), or -1 without one."""
+    if p[P_HS] != 3:
+        return -1
+    suit = -1
+    pts = 20
+    for i in range(4):  # the dealt cards: those still held and the one played in trick 1
+        c = hands[b, seat, i] if i < 3 else played[b, seat, 0]
+        if c < 0:
+            continue
+        if suit >= 0 and p[P_SUIT_OF + c] != suit:
+            return -1
+        suit = p[P_SUIT_OF + c]
+        pts += p[P_PIP_OF + c]
+    return pts
+
+
+@njit(cache=True, inline="always")
+def _resume_calls(b, g):
+    """After envido or flor points: the game may be over (True), else the truco question or the turn resumes."""
+    if g[b, F_GAME_OVER]:
+        return True
+    g[b, F_PHASE] = PH_ANSWER if g[b, F_CALL_KIND] else PH_TURN
+    return False
+
+
+@njit(cache=True, inline="always")
+def _announce_flor(b, g, p, hands, seat):
+    """A flor sung: 3 points, unless an opposing flor holder (the first after him) answers it."""
+    n = p[P_N]
+    g[b, F_FLOR_SEATS] |= 1 << seat
+    g[b, F_FLOR_SIDES] |= 1 << (seat % 2)
+    g[b, F_FLOR_LAST] = seat
+    g[b, F_ENV_DONE] = 1
+    for k in range(1, n, 2):  # his opponents, in play order after him
+        s = _wrap(seat + k, n)
+        if _must_sing(b, g, p, hands, s):
+            g[b, F_FLOR_ANSWERER] = s
+            g[b, F_PHASE] = PH_FLOR
+            return False
+    _score(b, g, p, seat % 2, 3)
+    return _resume_calls(b, g)
+
+
+@njit(cache=True, inline="always")
+def _answer_flor(b, g, p, hands, played, seat, a):
+    """Con flor quiero: 4 to the better flor (ties nearer the mano); me achico: 3 to the flor sung."""
+    n = p[P_N]
+    g[b, F_FLOR_SIDES] |= 1 << (seat % 2)
+    if a == p[P_A_ACCEPT]:
+        d = g[b, F_DEALER]
+        holder, best = -1, -1
+        for j in range(n):
+            s = _wrap(d + 1 + j, n)
+            pts = _flor_points(b, p, hands, played, s)
+            if pts > best:
+                holder, best = s, pts
+        g[b, F_FLOR_HOLDER] = holder + 1
+        g[b, F_FLOR_POINTS] = best
+        _score(b, g, p, holder % 2, 4)
+    else:
+        _score(b, g, p, g[b, F_FLOR_LAST] % 2, 3)
+    return _resume_calls(b, g)
+
+
+@njit(cache=True, inline="always")
+def _pass_card(b, g, p, sigq, hands, seat, a):
+    """put_4p: a give to the partner (d+1, then the dealer), then a discard (d+2, then d+3)."""
+    n, hs, d = p[P_N], p[P_HS], g[b, F_DEALER]
+    give = g[b, F_PHASE] == PH_GIVE
+    card = a - (p[P_A_GIVE] if give else p[P_A_DISCARD])
+    for i in range(hs + 1):
+        if hands[b, seat, i] == card:
+            hands[b, seat, i] = -1
+    pos = g[b, F_PASSQ_POS] + 1
+    if give:
+        receiver = p[P_PARTNER + seat]
+        hands[b, receiver, hs] = card
+        g[b, F_GIVEN + receiver] = card + 1
+        g[b, F_PASSER] = d
+        if pos == 2:
+            g[b, F_PHASE] = PH_DISCARD
+            g[b, F_PASSER] = p[P_PARTNER + d]  # the receivers discard: the dealer's partner first
+            pos = 0
+    else:
+        g[b, F_DISCARD + seat] = card + 1
+        g[b, F_PASSER] = _wrap(d + 3, n)
+        if pos == 2:
+            g[b, F_SITOUT] = 1
+            g[b, F_LEADER] = _wrap(d + 3, n)  # the non-dealing receiver leads
+            _begin_play(b, g, p, sigq)
+    g[b, F_PASSQ_POS] = pos
+
+
+@njit(cache=True, inline="always")
 def actor_of(b, g, callq, sigq):
     ph = g[b, F_PHASE]
     if ph == PH_TURN:
@@ -470,6 +769,14 @@ def actor_of(b, g, callq, sigq):
         return sigq[b, g[b, F_SIGQ_POS]]
     if ph == PH_ELEVEN:
         return g[b, F_ELEVEN_SEAT]
+    if ph == PH_INSTRUCT:
+        return g[b, F_INSTRUCTOR]
+    if ph == PH_GIVE or ph == PH_DISCARD:
+        return g[b, F_PASSER]
+    if ph == PH_ENVIDO:
+        return g[b, F_ENV_ACTOR]
+    if ph == PH_FLOR:
+        return g[b, F_FLOR_ANSWERER]
     return -1
 
 
@@ -488,6 +795,9 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
                 if hands[b, seat, i] == card:
                     return _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats,
                                  twin, tlead, seat, i)
+            if hands[b, seat, p[P_HS]] == card:  # the card passed to him (put_4p)
+                return _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats,
+                             twin, tlead, seat, p[P_HS])
         elif p[P_A_SLOT] >= 0 and p[P_A_SLOT] <= a < p[P_A_SLOT] + p[P_HS]:
             g[b, F_PLAY_STARTED] = 1
             return _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats,
@@ -512,8 +822,18 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
             g[b, F_CALLQ_POS] = 0
             g[b, F_CALLQ_LEN] = 1
             g[b, F_PHASE] = PH_ANSWER
+        elif p[P_ENVIDO] and p[P_A_ENVIDO] <= a < p[P_A_ENVIDO] + 3:
+            g[b, F_PLAY_STARTED] = 1
+            _open_envido(b, g, p, seat, a - p[P_A_ENVIDO])
+        elif p[P_FLOR] and a == p[P_A_FLOR]:
+            return _announce_flor(b, g, p, hands, seat)
         return False
     if ph == PH_ANSWER:
+        if p[P_FLOR] and a == p[P_A_FLOR]:  # sung before answering; the truco question then resumes at him
+            return _announce_flor(b, g, p, hands, seat)
+        if p[P_ENVIDO] and p[P_A_ENVIDO] <= a < p[P_A_ENVIDO] + 3:  # envido goes first; the truco waits
+            _open_envido(b, g, p, seat, a - p[P_A_ENVIDO])
+            return False
         kind = g[b, F_CALL_KIND]
         caller = g[b, F_CALL_CALLER]
         if kind == K_REDEAL:
@@ -551,6 +871,20 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
         if g[b, F_SIGQ_POS] >= g[b, F_SIGQ_LEN]:
             _to_turn(b, g, g[b, F_LEADER])
         return False
+    if ph == PH_INSTRUCT:
+        g[b, F_INSTR] = a - p[P_A_INSTRUCT] + 1
+        g[b, F_PHASE] = PH_TURN
+        return False
+    if ph == PH_GIVE or ph == PH_DISCARD:
+        _pass_card(b, g, p, sigq, hands, seat, a)
+        return False
+    if ph == PH_ENVIDO:
+        if p[P_FLOR] and a == p[P_A_FLOR]:  # the pending envido is cancelled and scores nothing
+            g[b, F_ENV_N] = 0
+            return _announce_flor(b, g, p, hands, seat)
+        return _answer_envido(b, g, p, hands, played, seat, a)
+    if ph == PH_FLOR:
+        return _answer_flor(b, g, p, hands, played, seat, a)
     # eleven
     if a == p[P_A_ACCEPT]:
         g[b, F_SPECIAL] = ELEVEN
@@ -561,6 +895,53 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
 
 
 # ---------------------------------------------------------------------------- legal actions
+@njit(cache=True, inline="always")
+def _instructed_plays(b, g, p, hands, seat, mask):
+    """Narrow the seat's plays to the instruction in force: high, low or a rank (engine State._playable)."""
+    hs = p[P_HS]
+    ins = g[b, F_INSTR] - 1
+    held = 0
+    best = -1
+    low = 1 << 30
+    has_rank = False
+    for i in range(hs):
+        c = hands[b, seat, i]
+        if c >= 0:
+            held += 1
+            st = p[P_BASE_STRENGTH + c]
+            best = max(best, st)
+            low = min(low, st)
+            has_rank = has_rank or p[P_RANK_OF + c] == ins - 3
+    if held <= 1 or (ins >= 3 and not has_rank):  # a last card, or a rank not held: no effect
+        return
+    for i in range(hs):
+        c = hands[b, seat, i]
+        if c >= 0:
+            st = p[P_BASE_STRENGTH + c]
+            keep = st == best if ins == 1 else (st == low if ins == 2 else p[P_RANK_OF + c] == ins - 3)
+            if not keep:
+                mask[b, p[P_A_PLAY] + c] = 0
+
+
+@njit(cache=True, inline="always")
+def _instruct_first(b, g, p, hands):
+    """A governor's partner about to play with more than one card waits for his governor's instruction.
+
+    Every way to a turn passes here (engine ``State._to_turn``): the seat at turn has had his
+    instruction for this card unless it is a new card (``F_INSTR`` 0, reset by each play).
+    """
+    if p[P_INSTRUCTIONS] and g[b, F_PHASE] == PH_TURN and g[b, F_INSTR] == 0:
+        seat = g[b, F_TURN]
+        gov = _governor(b, g, p, seat)
+        if seat != gov:
+            held = 0
+            for i in range(p[P_HS]):
+                held += hands[b, seat, i] >= 0
+            if held > 1:
+                g[b, F_INSTRUCTOR] = gov
+                g[b, F_PHASE] = PH_INSTRUCT
+
+
 @njit(cache=True, inline="always")
 def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
     mask[b, :] = 0
@@ -577,6 +958,10 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
                 c = hands[b, seat, i]
                 if c >= 0:
                     mask[b, p[P_A_PLAY] + c] = 1
+            if hands[b, seat, hs] >= 0:  # the card passed to him (put_4p)
+                mask[b, p[P_A_PLAY] + hands[b, seat, hs]] = 1
+            if g[b, F_INSTR] > 1:
+                _instructed_plays(b, g, p, hands, seat, mask)
         special = g[b, F_SPECIAL] != 0
         budget = _raise_budget(g[b, F_RAISES], p[P_MAX_RAISES], 0)
         if _may_raise(g[b, F_LEVEL], p[P_LADDER_TOP], special, g[b, F_ALL_IN_ACCEPTED], g[b, F_LAST_RAISER],
@@ -589,15 +974,71 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
         if _may_redeal(p[P_REDEAL], g[b, F_REDEAL_USED], g[b, F_PLAY_STARTED], seat, _next_seat(g[b, F_DEALER], p[P_N]),
                        p[P_N], p[P_D] - g[b, F_DRAWN], hs):
             mask[b, p[P_A_REDEAL]] = 1
+        if _envido_open(b, g, p):  # before his own card of the first trick (all his cards still held)
+            held = 0
+            for i in range(hs):
+                held += hands[b, seat, i] >= 0
+            if held == hs:
+                for k in range(3):
+                    mask[b, p[P_A_ENVIDO] + k] = 1
+        if _must_sing(b, g, p, hands, seat):  # flor is compulsory: sing it (or fold) before anything else
+            mask[b, :] = 0
+            mask[b, p[P_A_FLOR]] = 1
+            if p[P_FOLD]:
+                mask[b, p[P_A_FOLD]] = 1
     elif ph == PH_ANSWER:
         mask[b, p[P_A_ACCEPT]] = 1
         mask[b, p[P_A_REFUSE]] = 1
         if g[b, F_CALL_KIND] == K_RAISE and _may_counter(p[P_COUNTER], g[b, F_CALL_LEVEL], p[P_LADDER_TOP],
                                                          _raise_budget(g[b, F_RAISES], p[P_MAX_RAISES], 1)):
             mask[b, p[P_A_RAISE]] = 1
+        if g[b, F_CALL_KIND] == K_RAISE and g[b, F_CALL_LEVEL] == 1 and _envido_open(b, g, p):
+            for k in range(3):  # envido goes first: the answer to the first truco may be an envido
+                mask[b, p[P_A_ENVIDO] + k] = 1
+        if _must_sing(b, g, p, hands, seat):  # flor is sung before answering a truco
+            mask[b, :] = 0
+            mask[b, p[P_A_FLOR]] = 1
+    elif ph == PH_ENVIDO:
+        mask[b, p[P_A_ACCEPT]] = 1
+        mask[b, p[P_A_REFUSE]] = 1
+        last = g[b, F_ENV_CALLS + min(g[b, F_ENV_N], 4) - 1]
+        if last == 0:
+            envidos = 0
+            for i in range(min(g[b, F_ENV_N], 4)):
+                envidos += g[b, F_ENV_CALLS + i] == 0
+            if envidos < 2:
+                mask[b, p[P_A_ENVIDO]] = 1
+            mask[b, p[P_A_ENVIDO] + 1] = 1
+            mask[b, p[P_A_ENVIDO] + 2] = 1
+        elif last == 1:
+            mask[b, p[P_A_ENVIDO] + 2] = 1
+        if _must_sing(b, g, p, hands, seat):  # a flor holder never answers an envido
+            mask[b, :] = 0
+            mask[b, p[P_A_FLOR]] = 1
+    elif ph == PH_FLOR:
+        mask[b, p[P_A_ACCEPT]] = 1
+        mask[b, p[P_A_REFUSE]] = 1
     elif ph == PH_ELEVEN:
         mask[b, p[P_A_ACCEPT]] = 1
         mask[b, p[P_A_REFUSE]] = 1
+    elif ph == PH_INSTRUCT:
+        for t in range(p[P_N_INSTRUCT]):
+            mask[b, p[P_A_INSTRUCT] + t] = 1
+    elif ph == PH_GIVE:  # one of his highest cards
+        best = -1
+        for i in range(hs):
+            c = hands[b, seat, i]
+            if c >= 0:
+                best = max(best, p[P_BASE_STRENGTH + c])
+        for i in range(hs):
+            c = hands[b, seat, i]
+            if c >= 0 and p[P_BASE_STRENGTH + c] == best:
+                mask[b, p[P_A_GIVE] + c] = 1
+    elif ph == PH_DISCARD:
+        for i in range(hs + 1):
+            c = hands[b, seat, i]
+            if c >= 0:
+                mask[b, p[P_A_DISCARD] + c] = 1
     elif ph == PH_SIGNAL:
         base = p[P_A_SIGNAL]
         mask[b, base] = 1
@@ -631,6 +1072,8 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
             c = hands[b, seat, i]
             if c >= 0:
                 o[p[P_O_HAND] + c] = 1.0
+        if hands[b, seat, hs] >= 0:  # the card passed to him (put_4p)
+            o[p[P_O_HAND] + hands[b, seat, hs]] = 1.0
     for i in range(hs):
         if hands[b, seat, i] >= 0:
             o[p[P_O_SLOTS] + i] = 1.0
@@ -659,6 +1102,14 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
         o[p[P_O_TRICK_LEADER] + tricks * n + _wrap(g[b, F_LEADER] - seat, n)] = 1.0
     for r in range(n):
         o[p[P_O_ACTIVE] + r] = 1.0
+    if g[b, F_SITOUT]:  # put_4p: the passers are out of the hand
+        o[p[P_O_ACTIVE] + _wrap(g[b, F_DEALER] - seat, n)] = 0.0
+        o[p[P_O_ACTIVE] + _wrap(g[b, F_DEALER] + 1 - seat, n)] = 0.0
+    if p[P_O_GIVEN] >= 0:
+        if g[b, F_GIVEN + seat]:
+            o[p[P_O_GIVEN] + g[b, F_GIVEN + seat] - 1] = 1.0
+        if g[b, F_DISCARD + seat]:
+            o[p[P_O_DISCARDED] + g[b, F_DISCARD + seat] - 1] = 1.0
     o[p[P_O_STAKE] + g[b, F_LEVEL]] = 1.0
     o[p[P_O_RAISES] + min(g[b, F_RAISES], p[P_RAISE_CAP])] = 1.0
     lr = g[b, F_LAST_RAISER]
@@ -702,6 +1153,28 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
             tok = sigs[b, i, 1] if (sigs[b, i, 3] >> seat) & 1 else ntok
             o[base + 1 + n + tok] = 1.0
             o[base + 2 + n + ntok + min(sigs[b, i, 2], hs - 1)] = 1.0
+    if p[P_O_ENVIDO_CALLS] >= 0:
+        for i in range(min(g[b, F_ENV_N], p[P_ENVIDO_CHAIN])):
+            o[p[P_O_ENVIDO_CALLS] + i * 3 + g[b, F_ENV_CALLS + i]] = 1.0
+        if g[b, F_ENV_CALLER]:
+            o[p[P_O_ENVIDO_CALLER] + _wrap(g[b, F_ENV_CALLER] - 1 - seat, n)] = 1.0
+        if g[b, F_ENV_DONE]:
+            o[p[P_O_ENVIDO_DONE]] = 1.0
+        if g[b, F_ENV_HOLDER]:
+            o[p[P_O_ENVIDO_WINNER] + _wrap(g[b, F_ENV_HOLDER] - 1 - seat, n)] = 1.0
+            o[p[P_O_ENVIDO_POINTS] + min(g[b, F_ENV_POINTS], p[P_ENVIDO_MAX_POINTS])] = 1.0
+    if p[P_O_FLOR] >= 0:
+        for s in range(n):
+            if (g[b, F_FLOR_SEATS] >> s) & 1:
+                o[p[P_O_FLOR] + _wrap(s - seat, n)] = 1.0
+        if g[b, F_FLOR_HOLDER]:
+            o[p[P_O_FLOR_WINNER] + _wrap(g[b, F_FLOR_HOLDER] - 1 - seat, n)] = 1.0
+            o[p[P_O_FLOR_POINTS] + g[b, F_FLOR_POINTS] - p[P_FLOR_MIN]] = 1.0
+    if p[P_O_GOVERNOR] >= 0:
+        o[p[P_O_GOVERNOR] + _wrap(g[b, F_DEALER] - seat, n)] = 1.0
+        o[p[P_O_GOVERNOR] + _wrap(g[b, F_DEALER] + 1 - seat, n)] = 1.0
+    if p[P_O_INSTRUCTION] >= 0:
+        o[p[P_O_INSTRUCTION] + g[b, F_INSTR]] = 1.0
 
 
 # ---------------------------------------------------------------------------- the batched step
@@ -710,8 +1183,8 @@ def _finish(b, g, p, rew):
     """Rewards of a hand that just ended; True when the episode is over."""
     n = p[P_N]
     over = g[b, F_GAME_OVER] or p[P_EPISODE_HAND]
-    if not p[P_REWARD_WIN]:
-        d = np.float32(g[b, F_HP] - g[b, F_HP + 1])
+    if not p[P_REWARD_WIN]:  # what the hand scored beyond what was paid when scored (envido)
+        d = np.float32(g[b, F_HP] - g[b, F_PAID] - g[b, F_HP + 1] + g[b, F_PAID + 1])
         for s in range(n):
             rew[b, s] += d if s % 2 == 0 else -d
     elif over:
@@ -743,6 +1216,13 @@ def _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng
             else:
                 g[b, F_DEALER] = _next_seat(g[b, F_DEALER], p[P_N])
                 _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
+        elif (p[P_ENVIDO] or p[P_FLOR]) and not p[P_REWARD_WIN]:  # reward="points": envido, flor when settled
+            d = g[b, F_HP] - g[b, F_PAID] - g[b, F_HP + 1] + g[b, F_PAID + 1]
+            for s in range(rew.shape[1]):
+                rew[b, s] = d if s % 2 == 0 else -d
+            g[b, F_PAID] = g[b, F_HP]
+            g[b, F_PAID + 1] = g[b, F_HP + 1]
+    _instruct_first(b, g, p, hands)
     seat_out[b] = actor_of(b, g, callq, sigq)
     if obs.shape[1] > 0:
         write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
@@ -779,6 +1259,7 @@ def _entry_kernels(rules_digest: int):
         for b in range(g.shape[0]):
             if which[b]:
                 _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
+            _instruct_first(b, g, p, hands)
             seat_out[b] = actor_of(b, g, callq, sigq)
             if obs.shape[1] > 0:
                 write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)

@@ -161,7 +161,7 @@ DECLARED = (
                                   "partner signals of the governors' partners (docs/rules.md §8)"),
             "instructions": OptionSpec(True, (True, False), "governors instruct their partner's play"),
         },
-        **{**_LE_TRUC, "kernel": False}, seats=4, signal_governor_partners_only=True,
+        **_LE_TRUC, seats=4, signal_governor_partners_only=True,
         card_classes=CardClasses((0, 1, 2, 3, 4, 4, 5, 5), ("7", "8", "A", "K", "Q/J", "T/9")),
     ),
     Variant(
@@ -182,7 +182,7 @@ DECLARED = (
             "fold": OptionSpec(True, (True, False), "a receiver may throw in at his turn"),
             "target": _TARGET_5,
         },
-        **_PUT, seats=4, put_pass=True,
+        **_PUT, seats=4, put_pass=True, kernel=True,
     ),
     Variant(
         "put_n",
@@ -244,7 +244,7 @@ DECLARED = (
             "signals": _SIGNALS_OPTION,
         },
         family="spanish", ranking=ARGENTINE_RANKING, top_cards=ARGENTINE_TOP, ladder=LADDERS["argentino"],
-        counter_raise=True, table_talk="argentino",
+        counter_raise=True, table_talk="argentino", kernel=True,
         senas=Senas(ARGENTINE_TOP + ("three", "two", "ancho_falso"), cards={**{c: c for c in ARGENTINE_TOP},
                     "1c": "ancho_falso", "1o": "ancho_falso"}, ranks={"3": "three", "2": "two"}),
     ),

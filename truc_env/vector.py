@@ -35,12 +35,12 @@ barrier can cost a whole time slice).
 Backends (the ``backend`` attribute says which one runs):
 
 - ``"numba"``: the array kernel of :mod:`truc_env._vector_kernels`, for the variants that
-  :func:`kernel_supports` accepts: ``le_truc``, ``put``, ``truco_paulista`` and ``truco_mineiro``
-  (2 players or 2 vs 2, any options, signals with ``intercept`` 0 or 1).
+  :func:`kernel_supports` accepts: ``le_truc``, ``le_truc_4p`` (governors, instructions,
+  governor-partner signals), ``put``, ``put_4p`` (the card pass), ``truco_paulista``,
+  ``truco_mineiro`` and ``truco_argentino`` (envido, falta envido, flor, señas) — 2 players or
+  2 vs 2, any options, signals with ``intercept`` 0 or 1.
 - ``"loop"``: a plain loop over ``engine.State`` objects (:class:`truc_env.episode.Episode`,
-  dealing with ``Dealer.shuffled``), for everything else (``le_truc_4p``,
-  ``put_4p``, ``put_n``, ``truco_argentino``, fractional intercepts). Same interface, same
-  observations, about 1000x slower.
+  dealing with ``Dealer.shuffled``), for everything else (``put_n``, fractional intercepts). Same interface, same observations, about 1000x slower.
 
 Requires numba for the kernel; without it every variant uses the loop.
 """
@@ -55,10 +55,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .actions import layout_of
-from .engine import State, possible_winners
+from .engine import State, envido_points, possible_winners
 from .episode import Dealer, Episode, side_rewards
 from .errors import IllegalActionError, TrucError
-from .observe import encoder_of
+from .observe import ENVIDO_CHAIN, ENVIDO_KINDS, ENVIDO_MAX_POINTS, FLOR_MIN_POINTS, encoder_of
 from .rules import VARIANTS, Rules, make_rules
 
 EPISODES = ("hand", "game")
@@ -99,15 +99,13 @@ def kernel_supports(rules: Rules) -> str | None:
         return "4 players without partnership"
     if rules.players not in (2, 4):
         return f"{rules.players} players"
-    if rules.envido or rules.flor or rules.put_pass or rules.put_n or rules.instructions:
-        return "envido, flor, card passes and instructions are not in the kernel"
-    if rules.governors and rules.players == 4:
-        return "governors (le_truc_4p)"
+    if rules.put_n:
+        return "put_n resignations are not in the kernel"
     sig = rules.signals
     if sig.mode != "none" and 0.0 < sig.intercept < 1.0:
         return "signal interception is a chance event (0 < intercept < 1)"
-    if sig.mode != "none" and sig.governor_partners_only:
-        return "governor-partner signals"
+    if rules.instructions and rules.vira:
+        return "instructions with a vira (the kernel ranks instructed cards without one)"
     return None
 
 
@@ -299,6 +297,37 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
         p[K.P_PARTNER + seat] = r.partner(seat)
     p[K.P_RAISE_CAP] = enc.raise_cap
     p[K.P_SIG_WIDTH] = enc.signal_width
+    # Le Truc 2 vs 2: governors answer, instruct their partners; only their partners signal
+    p[K.P_GOVERNORS] = r.governors and r.players == 4
+    p[K.P_INSTRUCTIONS] = r.instructions
+    p[K.P_A_INSTRUCT], p[K.P_N_INSTRUCT] = L.instruct, len(L.instruct_tokens)
+    p[K.P_SIG_GOV_ONLY] = sig.mode != "none" and sig.governor_partners_only
+    p[K.P_O_GOVERNOR] = enc.offset.get("governor", -1)
+    p[K.P_O_INSTRUCTION] = enc.offset.get("instruction", -1)
+    p[K.P_PUT_PASS] = r.put_pass
+    p[K.P_A_GIVE], p[K.P_A_DISCARD] = L.give, L.discard
+    p[K.P_O_GIVEN], p[K.P_O_DISCARDED] = enc.offset.get("given", -1), enc.offset.get("discarded", -1)
+    p[K.P_ENVIDO] = r.envido
+    if r.envido:
+        p[K.P_A_ENVIDO] = L.ENVIDO["envido"]
+        assert [L.ENVIDO[k] for k in ENVIDO_KINDS] == [L.ENVIDO["envido"] + i for i in range(3)], "envido ids in a row"
+        for name in ("envido_calls", "envido_caller", "envido_done", "envido_winner", "envido_points"):
+            p[getattr(K, "P_O_" + name.upper())] = enc.offset[name]
+        p[K.P_ENVIDO_CHAIN], p[K.P_ENVIDO_MAX_POINTS] = ENVIDO_CHAIN, ENVIDO_MAX_POINTS
+    D = len(r.deck)
+    assert D <= K.MAX_DECK, "the kernel's per-card parameters hold at most MAX_DECK cards"
+    p[K.P_RANK_OF:K.P_RANK_OF + D] = [L.deck_ranks.index(r.family.rank_of(c)) for c in r.deck]
+    p[K.P_BASE_STRENGTH:K.P_BASE_STRENGTH + D] = [r.base_strength[c] for c in r.deck]
+    p[K.P_FLOR] = r.flor
+    if r.flor:
+        p[K.P_A_FLOR] = L.FLOR
+        p[K.P_O_FLOR], p[K.P_O_FLOR_WINNER] = enc.offset["flor"], enc.offset["flor_winner"]
+        p[K.P_O_FLOR_POINTS], p[K.P_FLOR_MIN] = enc.offset["flor_points"], FLOR_MIN_POINTS
+    if r.envido or r.flor:  # the pips and suits envido_points and flor_points read
+        pips = [envido_points([c], r.family) for c in r.deck]
+        suits = sorted({r.family.suit_of(c) for c in r.deck})
+        p[K.P_PIP_OF:K.P_PIP_OF + D] = pips
+        p[K.P_SUIT_OF:K.P_SUIT_OF + D] = [suits.index(r.family.suit_of(c)) for c in r.deck]
     return p
 
 
@@ -318,7 +347,7 @@ class _KernelImpl:
         self.callq = np.zeros((B, 2), np.int32)
         self.sigq = np.zeros((B, n), np.int32)
         self.sigs = np.zeros((B, max(venv.encoder.signal_slots, 1), 4), np.int32)
-        self.hands = np.full((B, n, hs), -1, np.int32)
+        self.hands = np.full((B, n, hs + 1), -1, np.int32)  # the last slot: a card passed to the seat (put_4p)
         self.old_hands = np.full((B, n, hs), -1, np.int32)
         self.played = np.full((B, n, hs), -1, np.int32)
         self.tcards = np.full((B, n), -1, np.int32)

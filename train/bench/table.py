@@ -48,7 +48,7 @@ CONFIGS = {  # name -> (variant, options)
     "truco_paulista": ("truco_paulista", {}),
     "truco_paulista+signals": ("truco_paulista", {"signals": {"mode": "card"}}),
 }
-DEFAULT_CONFIGS = ("le_truc", "truco_paulista", "truco_paulista+signals")
+DEFAULT_CONFIGS = ("le_truc", "truco_paulista", "truco_paulista+signals", "le_truc_4p", "put_4p", "truco_argentino")
 PEER_CONFIGS = ("le_truc",)
 
 
@@ -227,7 +227,7 @@ def main(args=None) -> int:
     if args.variants is None:
         args.variants = list(PEER_CONFIGS if args.peers else DEFAULT_CONFIGS)
     elif args.variants == ["all"]:
-        args.variants = list(DEFAULT_CONFIGS[2:]) + list(VARIANTS)
+        args.variants = [name for name in CONFIGS if name not in VARIANTS] + list(VARIANTS)
     for name in args.variants:
         config_of(name)  # refuse an unknown name before measuring anything
     if args.sizes is None:
