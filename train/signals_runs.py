@@ -241,8 +241,24 @@ def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, worker
 
 
 def _analyse_run(job) -> tuple[str, dict]:
-    """One run's analysis (a worker process): the summary and per-deal points of each condition."""
+    """One run's analysis (a worker process): the summary and per-deal points of each condition.
+
+    Kept in ``{out}/<run name>/`` (``summary.json``, or ``points.json`` without the channel) and
+    reused when the policy is older than it and the opponents and deals are the same, so that finished
+    runs can be analysed while others still train."""
+    import json
+
     run, ana, deals = job
+    folder = os.path.join(ana["out"], run.name)
+    cached = os.path.join(folder, "summary.json" if run.channel else "points.json")
+    if os.path.exists(cached) and os.path.getmtime(cached) > os.path.getmtime(run.policy):
+        with open(cached) as f:
+            old = json.load(f)
+        t = old["teams"][0] if run.channel else old
+        if old.get("against") == ana["against"] and old.get("deals") == deals and old.get("seed", 0) == 0:
+            if not run.channel:
+                return run.name, {"points": t["_points"], "summary": {"points": mean_ci(t["_points"]["channel"])}}
+            return run.name, {"points": t["_points"], "summary": {"points": t["points"]["channel"], **t["gap"]}}
     import torch
 
     torch.set_num_threads(1)
@@ -250,10 +266,11 @@ def _analyse_run(job) -> tuple[str, dict]:
     rules = make_rules(run.variant, **run.options)
     if not run.channel:
         pts = play_hands(rules, team, ana["against"], deals, seed=0).points
+        _write_json(cached, {"team": team, "against": ana["against"], "deals": deals, "seed": 0,
+                             "_points": {"channel": pts.tolist()}})
         return run.name, {"points": {"channel": pts.tolist()}, "summary": {"points": mean_ci(pts)}}
     rep = analyze(run.variant, run.options, [team], ana["against"], deals, seed=0, sweep=tuple(ana["sweep"]),
-                  influence=int(ana["influence"]), crossplay=False, out=os.path.join(ana["out"], run.name),
-                  log=lambda m: None)
+                  influence=int(ana["influence"]), crossplay=False, out=folder, log=lambda m: None)
     t = rep["teams"][0]
     summary = {"points": t["points"]["channel"], **t["gap"]}
     return run.name, {"points": t["_points"], "summary": summary}
