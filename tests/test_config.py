@@ -39,12 +39,17 @@ def test_cfr_algorithms_are_the_solvers():
     assert CFRConfig.SCHEMA["algorithm"].choices == EXACT + MCCFR
 
 
+def _conv_experiment(name: str) -> bool:
+    """configs/signals_conv_<variant>.yaml: the learned-conventions experiments (their PPO bases are signals_conv_ppo_*)."""
+    return name.startswith("signals_conv_") and not name.startswith("signals_conv_ppo_")
+
+
 def _kind_of(name: str, raw: dict):
     if "agents" in raw:  # a tournament, whatever its name
         return ArenaConfig
     if name.startswith("cfr_"):
         return CFRConfig
-    if name.startswith(("ppo_", "signals_ppo_", "learn_small_")):
+    if name.startswith(("ppo_", "signals_ppo_", "signals_conv_ppo_", "learn_small_")):
         return PPOConfig
     if name.startswith("psro_"):
         return PSROConfig
@@ -54,7 +59,7 @@ def _kind_of(name: str, raw: dict):
 @pytest.mark.parametrize("name", sorted(os.listdir(ROOT / "configs")))
 def test_shipped_configs_load(name, monkeypatch):
     monkeypatch.chdir(ROOT)
-    if name == "signals_experiments.yaml":
+    if name == "signals_experiments.yaml" or _conv_experiment(name):
         assert load_experiment(f"configs/{name}")["runs"]
     else:
         raw = config.read_mapping(f"configs/{name}")

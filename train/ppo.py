@@ -85,7 +85,7 @@ from truc_env.observe import SeatObservation
 from truc_env.rules import make_rules
 from truc_env.vector import VectorEnv
 
-from . import config
+from . import config, signals_otherplay
 
 ROLLOUTS = ("auto", "vector", "engine")
 ALGORITHMS = ("ppo", "mmd")
@@ -202,6 +202,9 @@ class PPOConfig:
     """agent specs mixed in as opponents (``heuristic:honest``, ``cfr:PATH``...)"""
     fixed_prob: float = 0.0
     """probability that an episode's opponents are one of ``fixed_opponents``"""
+    other_play: bool = False
+    """free signals only: per episode and side, one seat plays with the signal tokens relabelled by a
+    random permutation (other-play, :mod:`train.signals_otherplay`); engine tables only"""
     # --- evaluation, logging, checkpoints
     eval_opponent: str = "heuristic:honest"
     """fixed opponent of the periodic evaluation"""
@@ -254,6 +257,11 @@ class PPOConfig:
              "average needs exploitability_every > 0 (the iterates it averages are the ones measured)")
         if self.average != "none" and make_rules(self.variant, **(self.options or {})).redeal:
             need(False, "average needs options.redeal: false (the average is kept on the tree of one hand)")
+        if self.other_play:
+            try:
+                signals_otherplay.check_applies(make_rules(self.variant, **(self.options or {})))
+            except TrucError as e:
+                need(False, f"other_play: {e}")
         if self.exploitability_every:
             from train.exploitability import check_applies
 
@@ -283,7 +291,7 @@ PPOConfig.SCHEMA = {
     "target_kl": config.Float(0.0, none=True), "self_play_prob": _PROB,
     "pool_scheme": config.Choice("latest", "uniform", "prioritized"), "snapshot_every": _COUNT,
     "pool_size": config.Int(1, 10**6), "pfsp_power": config.Float(0.0), "fixed_opponents": config.List(config.STR),
-    "fixed_prob": _PROB, "eval_opponent": config.STR, "eval_every": _COUNT, "eval_episodes": config.Int(1, 10**9),
+    "fixed_prob": _PROB, "other_play": config.BOOL, "eval_opponent": config.STR, "eval_every": _COUNT, "eval_episodes": config.Int(1, 10**9),
     "checkpoint_every": _COUNT, "keep_every": config.Int(0), "plot": config.BOOL, "curves_png": config.STR,
     "progress": config.BOOL, "tensorboard": config.BOOL, "exploitability_every": config.Int(0, 10**12),
     "exploitability_first_hands": config.Int(1, 10**6), "exploitability_cache": config.STR,
@@ -393,6 +401,7 @@ class Table:
     acc: list
     decisions: int = 0
     episode: Episode | None = None  # the driver, made when the table is first played
+    relabel: signals_otherplay.Relabelling | None = None  # other_play: this episode's token frames
 
 
 class League:
@@ -433,6 +442,8 @@ def vector_blocker(cfg: PPOConfig, rules) -> str | None:
     """Why the network-only episodes of ``cfg`` cannot run on the batched engine (None: they can)."""
     if cfg.features == "info_state":
         return "info_state features need the decision history, which only engine states keep"
+    if cfg.other_play:
+        return "other_play relabels signal tokens per table: engine tables only"
     if abs(cfg.random_start_score * 1000 - round(cfg.random_start_score * 1000)) > 1e-9:
         return "the batched engine draws random start scores per mille: random_start_score must be a multiple of 0.001"
     return None
@@ -606,7 +617,8 @@ class Collector:
             control = ["learner" if r.side(s) == side else other for s in range(r.players)]
         learner_seats = [s for s in range(r.players) if control[s] == "learner"]
         n = r.players
-        return Table(state, control, learner_seats, opponent, [-1] * n, [0.0] * n)
+        relabel = signals_otherplay.Relabelling(r, rng) if cfg.other_play else None
+        return Table(state, control, learner_seats, opponent, [-1] * n, [0.0] * n, relabel=relabel)
 
     def _rewards(self, t: Table) -> None:
         """Add the reward each learning seat received since the last call to its accumulator."""
@@ -742,8 +754,11 @@ class Collector:
                 items = groups.get(k, [])
                 obs = np.stack([encode_state(tables[i].state, s, cfg.features) for i, s in items]) if items else None
                 masks = np.zeros((len(items), self.n_actions), dtype=bool)
-                for row, (i, _) in enumerate(items):
+                for row, (i, s) in enumerate(items):
                     masks[row, tables[i].state.legal_actions()] = True
+                    if tables[i].relabel is not None:  # other-play: the seat's own frame
+                        obs[row] = tables[i].relabel.observe(obs[row], s)
+                        masks[row] = tables[i].relabel.mask(masks[row], s)
                 states = [tables[i].state for i, _ in items]
                 vidx = vgroups.get(k)
                 if vidx is not None:  # this network's decisions on the batched engine join the same forward
@@ -769,7 +784,7 @@ class Collector:
                         t.acc[s] = 0.0  # a reward before a seat's first decision is nobody's doing
                         t.pending[s] = j
                     t.decisions += 1
-                    t.episode.play(a)
+                    t.episode.play(a if t.relabel is None else t.relabel.act(a, s))
                     self._rewards(t)
             if vec is not None and live.any():
                 for _, label, ret, decisions in vec.step(buf):

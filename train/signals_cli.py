@@ -26,6 +26,8 @@ def add_arguments(p) -> None:
     p.add_argument("--influence", type=int, default=400, help="receiver decisions re-queried for the causal influence")
     p.add_argument("--samples", type=int, default=8, help="draws per policy estimate for agents without action_probs")
     p.add_argument("--out", default=None, help="folder for summary.json, report.md and the PNGs")
+    p.add_argument("--img-prefix", default=None,
+                   help="with --out: also copy the PNGs to PREFIX_<name>.png (e.g. docs/img/signals_conv_le_truc_4p)")
     p.add_argument("--config", default=None,
                    help="an experiment file (configs/signals_experiments.yaml): train its PPO runs, then analyse them")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_pairs",
@@ -49,7 +51,8 @@ def run_cli(args) -> None:
         torch.set_num_threads(1)
     sweep = tuple(float(x) for x in args.sweep.split(",") if x.strip()) if args.sweep else ()
     report = analyze(args.variant, options, args.team, args.against, args.deals or 300, args.seed, sweep, args.influence,
-                     args.samples, out=args.out, log=lambda m: print(m, flush=True))
+                     args.samples, out=args.out, img_prefix=args.img_prefix if args.out else None,
+                     log=lambda m: print(m, flush=True))
     print(summary_text(report))
     if args.out:
         print(f"\nresults in {args.out}/ (summary.json, report.md, PNGs)")

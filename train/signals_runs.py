@@ -12,10 +12,14 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
+from truc_env.actions import layout_of
+from truc_env.atomic import atomic_write_text
 from truc_env.rules import make_rules
 
 from . import config
-from .signals import analyze, play_hands, summary_text
+from .signals import analyze, convention_table, cross_play, fmt_ci, play_hands, save_figure, summary_text
 from .stats import mean_ci
 
 
@@ -57,6 +61,10 @@ class ExperimentAnalysis:
     deals: int = 300
     sweep: list = field(default_factory=lambda: [0.0, 0.25, 0.5, 0.75, 1.0])
     out: str = "runs/signals/analysis"
+    influence: int = 400  # receiver decisions re-queried for the causal influence, per team
+    per_seed: bool = False  # analyse each run on its own (one worker each) and pool the gaps over seeds
+    crossplay: bool = True  # cross-play among the seeds of each channel config
+    full: bool = True  # per_seed: every metric per run; false: the points with and without the channel only
 
 
 @dataclass
@@ -73,7 +81,9 @@ class Experiment:
 ExperimentRun.SCHEMA = {"config": config.STR, "seeds": config.Setting("list", items=config.SEED, none=True),
                         "channel": config.BOOL}
 ExperimentAnalysis.SCHEMA = {"against": config.STR, "deals": config.Int(1, 10**7),
-                             "sweep": config.List(config.Float(0.0, 1.0)), "out": config.STR}
+                             "sweep": config.List(config.Float(0.0, 1.0)), "out": config.STR,
+                             "influence": config.Int(0, 10**7), "per_seed": config.BOOL, "crossplay": config.BOOL,
+                             "full": config.BOOL}
 Experiment.SCHEMA = {"workers": config.WORKERS, "seeds": config.List(config.SEED, min_len=1, unique=True),
                      "runs": config.List(config.DICT), "analysis": config.DICT}
 
@@ -139,8 +149,6 @@ def run_experiment(path: str, steps: int | None = None, train: bool = True, deal
     against the same opponents. Writes ``{analysis.out}/<config name>/`` and ``experiment.json``, and
     copies the PNGs to ``{img_dir}/signals_<config name>_*.png``.
     """
-    import json
-
     exp = load_experiment(path, overrides)
     if train:
         train_runs(exp, steps)
@@ -154,16 +162,224 @@ def run_experiment(path: str, steps: int | None = None, train: bool = True, deal
         if os.path.exists(r.policy):
             groups.setdefault(r.config, []).append(r)
     results = {"experiment": path, "against": against, "deals": deals, "configs": {}}
+    if ana.get("per_seed"):
+        results.update(analyse_per_seed(groups, ana, deals, int(exp.get("workers", 2)), log,
+                                        img_prefix=os.path.join(img_dir, "signals_conv")))
+        _write_json(os.path.join(out_root, "experiment.json"), results)
+        return results
     jobs = [(config, runs, against, deals, sweep, out_root, img_dir) for config, runs in groups.items()]
     with ProcessPoolExecutor(max_workers=config.worker_count(int(exp.get("workers", 2)))) as pool:
         for (base, entry, text) in pool.map(_analyse_config, jobs):
             log(text)
             results["configs"][base] = entry
-    config.output_folder(out_root, "analysis.out")
-    with open(os.path.join(out_root, "experiment.json.tmp"), "w") as f:
-        json.dump(results, f, indent=1, default=float)
-    os.replace(os.path.join(out_root, "experiment.json.tmp"), os.path.join(out_root, "experiment.json"))
+    _write_json(os.path.join(out_root, "experiment.json"), results)
     return results
+
+
+def _write_json(path: str, data: dict) -> None:
+    import json
+
+    config.output_folder(os.path.dirname(path), "analysis.out")
+    atomic_write_text(path, json.dumps(data, indent=1, default=float))
+
+
+def config_label(path: str) -> str:
+    """The short name of a base config: ``configs/signals_ppo_X.yaml`` -> ``X``."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    return name.removeprefix("signals_conv_ppo_").removeprefix("signals_ppo_")
+
+
+def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, workers: int, log=print,
+                     img_prefix: str | None = None) -> dict:
+    """Each run analysed on its own (a worker per run) on the same duplicate deals, then pooled.
+
+    Per channel run: every metric of :func:`train.signals.analyze` except cross-play, written to
+    ``{out}/<run name>/``. Per config: the channel - muted and channel - shuffled gaps of each seed,
+    pooled two ways: over deals for these teams (the per-deal gap averaged over the seeds, a t
+    interval over deals) and over seeds for the training procedure (a t interval over the seed means).
+    A config without the channel is compared with the channel configs of the same variant: the
+    channel team's points minus the twin's, seed-averaged, paired by deal. With ``crossplay``, the
+    seeds of each channel config are also cross-played (reported in the config's entry).
+    """
+    jobs = [(r, ana, deals) for runs in groups.values() for r in runs]
+    cross = [(base, runs, ana, deals) for base, runs in groups.items()
+             if ana.get("crossplay") and runs[0].channel and len(runs) > 1]
+    per_run: dict[str, dict] = {}
+    crossplay: dict[str, dict] = {}
+    with ProcessPoolExecutor(max_workers=config.worker_count(workers)) as pool:
+        futures = [pool.submit(_analyse_run, j) for j in jobs]
+        xfutures = {base: pool.submit(_crossplay_config, (base, runs, ana, deals)) for base, runs, *_ in cross}
+        for fut in futures:
+            name, entry = fut.result()
+            per_run[name] = entry
+            log(f"{name}: " + ("; ".join(f"{k} {fmt_ci(v)}" for k, v in entry["summary"].items())))
+        for base, fut in xfutures.items():
+            crossplay[config_label(base)] = fut.result()
+    configs: dict[str, dict] = {}
+    for base, runs in groups.items():
+        label = config_label(base)
+        entries = [per_run[r.name] for r in runs]
+        pts = {k: np.array([e["points"][k] for e in entries]) for k in entries[0]["points"]}
+        c = {"variant": runs[0].variant, "options": runs[0].options, "channel": runs[0].channel,
+             "runs": [r.name for r in runs], "per_seed": {r.name: per_run[r.name]["summary"] for r in runs},
+             "conventions": {r.name: per_run[r.name].get("convention") for r in runs},
+             "points": {k: mean_ci(v.mean(axis=0)) for k, v in pts.items()}, "_per_deal": pts}
+        if runs[0].channel:
+            for gap, other in (("channel_minus_muted", "muted"), ("channel_minus_shuffled", "shuffled")):
+                if other not in pts:
+                    continue
+                d = pts["channel"] - pts[other]  # seeds x deals
+                c[gap] = {"over_deals": mean_ci(d.mean(axis=0)), "over_seeds": mean_ci(d.mean(axis=1))}
+        if label in crossplay:
+            c["cross_play"] = crossplay[label]
+        configs[label] = c
+    for c in configs.values():
+        if c["channel"]:
+            continue
+        for other, oc in configs.items():
+            if oc["channel"] and oc["variant"] == c["variant"]:
+                d = oc["_per_deal"]["channel"].mean(axis=0) - c["_per_deal"]["channel"].mean(axis=0)
+                seeds = oc["_per_deal"]["channel"].mean(axis=1)[:, None] - c["_per_deal"]["channel"].mean(axis=1)
+                c.setdefault("channel_team_minus_twin", {})[other] = {
+                    "over_deals": mean_ci(d), "seed_pairs": mean_ci(seeds.ravel())}
+    for c in configs.values():
+        c["_per_deal"] = {k: v.tolist() for k, v in c["_per_deal"].items()}
+    log(per_seed_text(configs))
+    if img_prefix:
+        for label, c in configs.items():
+            if c["channel"]:
+                plot_per_seed(label, c, f"{img_prefix}_{label}", ana["against"])
+    return {"configs": configs}
+
+
+def plot_per_seed(label: str, c: dict, prefix: str, against: str) -> list[str]:
+    """``PREFIX_conventions.png`` (each seed's P(signal | hand class)) and ``PREFIX_gaps.png`` (each
+    seed's channel - muted gap and the two pooled intervals) of one channel config."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    names = [n for n in c["runs"] if c["conventions"].get(n)]
+    if names:
+        fig, axes = plt.subplots(1, len(names), figsize=(1.2 + 2.6 * len(names), 3.2), squeeze=False)
+        for ax, n in zip(axes[0], names):
+            conv = c["conventions"][n]
+            counts = np.array(conv["counts"], dtype=float)
+            rows = counts.sum(axis=1, keepdims=True)
+            share = np.divide(counts, rows, out=np.zeros_like(counts), where=rows > 0)
+            ax.imshow(share, cmap="viridis", vmin=0, vmax=1, aspect="auto")
+            ax.set_xticks(range(len(conv["tokens"])), conv["tokens"], fontsize=7)
+            ax.set_yticks(range(len(conv["rows"])), conv["rows"], fontsize=7)
+            for i in range(share.shape[0]):
+                for j in range(share.shape[1]):
+                    if share[i, j] >= 0.05:
+                        ax.text(j, i, f"{share[i, j]:.2f}", ha="center", va="center", fontsize=6,
+                                color="black" if share[i, j] > 0.6 else "white")
+            ax.set_title(n.rsplit("_", 1)[-1], fontsize=8)
+            ax.set_xlabel("signal")
+        fig.suptitle(f"{label}: P(signal | sender's hand class), per seed", fontsize=9)
+        paths.append(save_figure(fig, f"{prefix}_conventions.png"))
+        plt.close(fig)
+    gap = "channel_minus_muted"
+    rows = [(n.rsplit("_", 1)[-1], c["per_seed"][n][gap]) for n in c["runs"] if gap in c["per_seed"][n]]
+    if gap in c:
+        rows += [("pooled, deals", c[gap]["over_deals"]), ("pooled, seeds", c[gap]["over_seeds"])]
+    if rows:
+        fig, ax = plt.subplots(figsize=(5.0, 0.5 + 0.35 * len(rows)))
+        for i, (name, ci) in enumerate(rows):
+            ax.errorbar([ci["mean"]], [i], xerr=[[ci["mean"] - ci["lo"]], [ci["hi"] - ci["mean"]]], fmt="o",
+                        color="C1" if name.startswith("pooled") else "C0", capsize=3)
+        ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=7)
+        ax.axvline(0, color="grey", lw=0.7)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"channel - muted, points per hand vs {against} (95% CI)", fontsize=8)
+        ax.set_title(f"{label}: what the learned channel is worth", fontsize=9)
+        paths.append(save_figure(fig, f"{prefix}_gaps.png"))
+        plt.close(fig)
+    return paths
+
+
+def _analyse_run(job) -> tuple[str, dict]:
+    """One run's analysis (a worker process): the summary and per-deal points of each condition.
+
+    Kept in ``{out}/<run name>/`` (``summary.json``, or ``points.json`` without the channel) and
+    reused when the policy is older than it and the opponents and deals are the same, so that finished
+    runs can be analysed while others still train."""
+    import json
+
+    run, ana, deals = job
+    folder = os.path.join(ana["out"], run.name)
+    cached = os.path.join(folder, "summary.json" if run.channel else "points.json")
+    if os.path.exists(cached) and os.path.getmtime(cached) > os.path.getmtime(run.policy):
+        with open(cached) as f:
+            old = json.load(f)
+        t = old["teams"][0] if "teams" in old else old
+        if old.get("against") == ana["against"] and old.get("deals") == deals and old.get("seed", 0) == 0:
+            if not run.channel or "gap" not in t:
+                return run.name, {"points": t["_points"], "summary": {"points": mean_ci(t["_points"]["channel"])}}
+            return run.name, {"points": t["_points"], "summary": {"points": t["points"]["channel"], **t["gap"]},
+                              "convention": t["convention"]}
+    import torch
+
+    torch.set_num_threads(1)
+    team = f"ppo:{run.policy}"
+    rules = make_rules(run.variant, **run.options)
+    if not run.channel or not ana.get("full", True):
+        # the points alone (and, with the channel, muted: the gap that matters, at a third of the cost)
+        ch = play_hands(rules, team, ana["against"], deals, seed=0)
+        per_deal = {"channel": ch.points.tolist()}
+        summary = {"points": mean_ci(ch.points)}
+        out = {"team": team, "against": ana["against"], "deals": deals, "seed": 0}
+        if run.channel:
+            mu = play_hands(rules, team, ana["against"], deals, seed=0, condition="muted").points
+            per_deal["muted"] = mu.tolist()
+            summary["channel_minus_muted"] = mean_ci(ch.points - mu)
+            L = layout_of(rules)
+            out["convention"] = convention_table(ch.events, L.signal_tokens, "strength")
+            out["convention_top"] = convention_table(ch.events, L.signal_tokens, "top")
+            out["gap"] = {"channel_minus_muted": summary["channel_minus_muted"]}
+            out["points"] = {"channel": summary["points"], "muted": mean_ci(mu)}
+            cached = os.path.join(folder, "summary.json")
+        _write_json(cached, {**out, "_points": per_deal})
+        return run.name, {"points": per_deal, "summary": summary, "convention": out.get("convention")}
+    rep = analyze(run.variant, run.options, [team], ana["against"], deals, seed=0, sweep=tuple(ana["sweep"]),
+                  influence=int(ana["influence"]), crossplay=False, out=folder, log=lambda m: None)
+    t = rep["teams"][0]
+    summary = {"points": t["points"]["channel"], **t["gap"]}
+    return run.name, {"points": t["_points"], "summary": summary, "convention": t["convention"]}
+
+
+def _crossplay_config(job) -> dict:
+    """Cross-play among one channel config's seeds (a worker process)."""
+    base, runs, ana, deals = job
+    import torch
+
+    torch.set_num_threads(1)
+    rules = make_rules(runs[0].variant, **runs[0].options)
+    return cross_play(rules, [f"ppo:{r.policy}" for r in runs], ana["against"], deals, seed=0)
+
+
+def per_seed_text(configs: dict) -> str:
+    """The pooled table of :func:`analyse_per_seed`, as text."""
+    lines = []
+    for label, c in configs.items():
+        lines.append(f"== {label} ({'channel' if c['channel'] else 'no channel'}): "
+                     f"points {fmt_ci(c['points']['channel'])} (seed-averaged, per deal)")
+        for gap in ("channel_minus_muted", "channel_minus_shuffled"):
+            if gap in c:
+                lines.append(f"  {gap}: over deals {fmt_ci(c[gap]['over_deals'])}, "
+                             f"over seeds {fmt_ci(c[gap]['over_seeds'])}")
+        for other, v in c.get("channel_team_minus_twin", {}).items():
+            lines.append(f"  {other} team minus this twin: over deals {fmt_ci(v['over_deals'])}, "
+                         f"seed pairs {fmt_ci(v['seed_pairs'])}")
+        if "cross_play" in c:
+            x = c["cross_play"]
+            ratio = "undefined (SP <= 0)" if x["xp_sp_ratio"] is None else f"{x['xp_sp_ratio']:.3f}"
+            lines.append(f"  cross-play: SP {fmt_ci(x['self_play'])}, XP {fmt_ci(x['cross_play'])}, "
+                         f"XP - SP {fmt_ci(x['xp_minus_sp'])}, XP/SP {ratio}")
+    return "\n".join(lines)
 
 
 def _analyse_config(job) -> tuple[str, dict, str]:
