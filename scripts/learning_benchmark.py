@@ -134,8 +134,9 @@ def summary_lines(rows: list[dict], table=ROWS) -> list[str]:
     return lines
 
 
-def plot(rows: list[dict], path: str, table=ROWS, title: str = GAMES["le_truc"][0]) -> None:
-    """Median over the seeds (line) and range (band) of each row against learner steps / oracle calls."""
+def plot(rows: list[dict], path: str, table=ROWS, title: str = GAMES["le_truc"][0], uniform=None) -> None:
+    """Median over the seeds (line) and range (band) of each row against learner steps / oracle calls;
+    ``uniform``: [the uniform policy's exploitability] for its line (default: PSRO's first measurement)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -159,16 +160,17 @@ def plot(rows: list[dict], path: str, table=ROWS, title: str = GAMES["le_truc"][
             target.plot(xs, np.median(ys, axis=0), ls=ls, color=f"C{i}", marker="." if ls == "-" else None, label=name)
             if len(seeds) > 1 and ls == "-":
                 target.fill_between(xs, ys.min(axis=0), ys.max(axis=0), color=f"C{i}", alpha=0.15)
-    uniform = [r["exploitability"] for r in rows if r["row"] == "psro" and r["x"] == 0]  # PSRO starts uniform
+    if uniform is None:
+        uniform = [r["exploitability"] for r in rows if r["row"] == "psro" and r["x"] == 0]  # PSRO starts uniform
     for a in (ax, bx):
         if uniform:
             a.axhline(uniform[0], color="grey", ls="--", lw=0.8, label="uniform policy")
-    for a, xlabel, title in ((ax, "learner steps", "sample-based learners: median of the seeds, range shaded; "
+    for a, xlabel, panel in ((ax, "learner steps", "sample-based learners: median of the seeds, range shaded; "
                               "dotted: last iterate"),
                              (bx, "PSRO oracle calls / CFR+ iterations", "tabular methods on the public tree")):
         a.set_xlabel(xlabel)
         a.set_yscale("log")
-        a.set_title(title, fontsize=9)
+        a.set_title(panel, fontsize=9)
         a.grid(alpha=0.3, which="both")
         a.legend(fontsize=7)
     ax.set_ylabel("exploitability (points per hand)")
@@ -225,7 +227,18 @@ def main(argv=None) -> int:
     order = {k: i for i, k in enumerate(keys)}
     rows.sort(key=lambda r: (order[r["row"]], r["seed"], r["x"]))
     write_csv(args.csv, rows, COLUMNS)
-    plot(rows, args.png, table, title)
+    uniform = None
+    if "psro" not in keys:  # no PSRO row starting from the uniform policy: measure it on the MMD row's game
+        from agents.random import RandomAgent
+        from train.exploitability import policy_exploitability
+        from train.ppo import PPOConfig
+        from truc_env.rules import make_rules
+
+        cfg = PPOConfig.from_yaml(next(c for _, _, kind, c in table if kind == "ppo"))
+        uniform = [policy_exploitability(RandomAgent(), make_rules(cfg.variant, **cfg.options),
+                                         log=lambda msg: None)["exploitability"]]
+        print(f"uniform policy: {uniform[0]:.3f} points per hand")
+    plot(rows, args.png, table, title, uniform)
     print("| algorithm | seeds | budget | average policy: median (range) | last iterate: median (range) | CPU s per run | config |")
     print("|---|---|---|---:|---:|---:|---|")
     print("\n".join(summary_lines(rows, table)))
