@@ -38,6 +38,16 @@ ROWS = (
     ("psro", "PSRO, exact best-response oracle", "psro", "configs/psro_small.yaml"),
     ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small.yaml"),
 )
+# the same tuned MMD and a CFR+ solve for scale on other shrunk games (``--game``; docs/results.md)
+GAMES = {
+    "le_truc": ("shrunk heads-up Le Truc (4 ranks, 2-card hands, 2 raises, no redeal)", ROWS),
+    "put": ("shrunk heads-up Put (4 ranks, 2-card hands, 2 raises)", (
+        ("mmd_tuned", "MMD, tuned", "ppo", "configs/learn_small_mmd_tuned_put.yaml"),
+        ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small_put.yaml"))),
+    "mineiro": ("shrunk heads-up clean-deck Truco Mineiro (4 ranks, 2-card hands, 2 raises)", (
+        ("mmd_tuned", "MMD, tuned", "ppo", "configs/learn_small_mmd_tuned_mineiro.yaml"),
+        ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small_mineiro.yaml"))),
+}
 DETERMINISTIC = ("psro", "cfr")
 COLUMNS = ("row", "seed", "x", "exploitability", "avg_exploitability", "run_cpu_seconds")
 
@@ -97,14 +107,14 @@ def reported(rows: list[dict]) -> str:
     return "avg_exploitability" if rows and rows[-1]["avg_exploitability"] != "" else "exploitability"
 
 
-def summary_lines(rows: list[dict]) -> list[str]:
+def summary_lines(rows: list[dict], table=ROWS) -> list[str]:
     """One markdown table row per benchmark row: the reported figure (the average policy where the run
     keeps one) and the last iterate at the budget, median (range) over the seeds, CPU s per run."""
     def spread(v):
         return f"**{np.median(v):.3f}** ({v.min():.3f} … {v.max():.3f})" if len(v) > 1 else f"**{v[0]:.3f}**"
 
     lines = []
-    for key, label, kind, cfg_path in ROWS:
+    for key, label, kind, cfg_path in table:
         mine = [r for r in rows if r["row"] == key]
         if not mine:
             continue
@@ -124,15 +134,16 @@ def summary_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
-def plot(rows: list[dict], path: str) -> None:
-    """Median over the seeds (line) and range (band) of each row against learner steps / oracle calls."""
+def plot(rows: list[dict], path: str, table=ROWS, title: str = GAMES["le_truc"][0], uniform=None) -> None:
+    """Median over the seeds (line) and range (band) of each row against learner steps / oracle calls;
+    ``uniform``: [the uniform policy's exploitability] for its line (default: PSRO's first measurement)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for i, (key, label, kind, _) in enumerate(ROWS):
+    for i, (key, label, kind, _) in enumerate(table):
         mine = [r for r in rows if r["row"] == key]
         if not mine:
             continue
@@ -149,20 +160,21 @@ def plot(rows: list[dict], path: str) -> None:
             target.plot(xs, np.median(ys, axis=0), ls=ls, color=f"C{i}", marker="." if ls == "-" else None, label=name)
             if len(seeds) > 1 and ls == "-":
                 target.fill_between(xs, ys.min(axis=0), ys.max(axis=0), color=f"C{i}", alpha=0.15)
-    uniform = [r["exploitability"] for r in rows if r["row"] == "psro" and r["x"] == 0]  # PSRO starts uniform
+    if uniform is None:
+        uniform = [r["exploitability"] for r in rows if r["row"] == "psro" and r["x"] == 0]  # PSRO starts uniform
     for a in (ax, bx):
         if uniform:
             a.axhline(uniform[0], color="grey", ls="--", lw=0.8, label="uniform policy")
-    for a, xlabel, title in ((ax, "learner steps", "sample-based learners: median of the seeds, range shaded; "
+    for a, xlabel, panel in ((ax, "learner steps", "sample-based learners: median of the seeds, range shaded; "
                               "dotted: last iterate"),
                              (bx, "PSRO oracle calls / CFR+ iterations", "tabular methods on the public tree")):
         a.set_xlabel(xlabel)
         a.set_yscale("log")
-        a.set_title(title, fontsize=9)
+        a.set_title(panel, fontsize=9)
         a.grid(alpha=0.3, which="both")
         a.legend(fontsize=7)
     ax.set_ylabel("exploitability (points per hand)")
-    fig.suptitle("Exact exploitability, shrunk heads-up Le Truc (4 ranks, 2-card hands, 2 raises, no redeal)")
+    fig.suptitle(f"Exact exploitability, {title}")
     fig.tight_layout()
     with atomic_open(path, "wb") as f:
         fig.savefig(f, format="png", dpi=90)
@@ -171,21 +183,29 @@ def plot(rows: list[dict], path: str) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", default="runs/learning_benchmark", help="folder of the runs (read again when present)")
+    p.add_argument("--game", default="le_truc", choices=sorted(GAMES),
+                   help="which shrunk game's rows (default le_truc: the full table; others: tuned MMD and CFR+)")
+    p.add_argument("--runs", default=None, help="folder of the runs, read again when present "
+                   "(default runs/learning_benchmark, runs/learning_benchmark_GAME for the other games)")
     p.add_argument("--only", default="", help="comma-separated row keys (default: every row)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--nfsp-seeds", type=int, nargs="*", default=None, help="seeds of the NFSP row (default: --seeds)")
-    p.add_argument("--csv", default="docs/learning_small.csv")
-    p.add_argument("--png", default="docs/img/learning_small.png")
+    p.add_argument("--csv", default=None, help="default docs/learning_small.csv (docs/learning_small_GAME.csv)")
+    p.add_argument("--png", default=None, help="default docs/img/learning_small.png (docs/img/learning_small_GAME.png)")
     p.add_argument("--force", action="store_true", help="rerun runs whose results are present")
     args = p.parse_args(argv)
-    keys = [r[0] for r in ROWS]
+    title, table = GAMES[args.game]
+    tail = "" if args.game == "le_truc" else f"_{args.game}"
+    args.runs = args.runs or f"runs/learning_benchmark{tail}"
+    args.csv = args.csv or f"docs/learning_small{tail}.csv"
+    args.png = args.png or f"docs/img/learning_small{tail}.png"
+    keys = [r[0] for r in table]
     only = [k for k in args.only.split(",") if k] or keys
     bad = [k for k in only if k not in keys]
     if bad:
         p.error(f"--only: unknown row(s) {', '.join(bad)}; the rows are {', '.join(keys)}")
     jobs = []
-    for key, _, kind, cfg_path in ROWS:
+    for key, _, kind, cfg_path in table:
         if key in only:
             seeds = [0] if kind in DETERMINISTIC else (args.nfsp_seeds if kind == "nfsp" and args.nfsp_seeds is not None
                                                        else args.seeds)
@@ -207,10 +227,21 @@ def main(argv=None) -> int:
     order = {k: i for i, k in enumerate(keys)}
     rows.sort(key=lambda r: (order[r["row"]], r["seed"], r["x"]))
     write_csv(args.csv, rows, COLUMNS)
-    plot(rows, args.png)
+    uniform = None
+    if "psro" not in keys:  # no PSRO row starting from the uniform policy: measure it on the MMD row's game
+        from agents.random import RandomAgent
+        from train.exploitability import policy_exploitability
+        from train.ppo import PPOConfig
+        from truc_env.rules import make_rules
+
+        cfg = PPOConfig.from_yaml(next(c for _, _, kind, c in table if kind == "ppo"))
+        uniform = [policy_exploitability(RandomAgent(), make_rules(cfg.variant, **cfg.options),
+                                         log=lambda msg: None)["exploitability"]]
+        print(f"uniform policy: {uniform[0]:.3f} points per hand")
+    plot(rows, args.png, table, title, uniform)
     print("| algorithm | seeds | budget | average policy: median (range) | last iterate: median (range) | CPU s per run | config |")
     print("|---|---|---|---:|---:|---:|---|")
-    print("\n".join(summary_lines(rows)))
+    print("\n".join(summary_lines(rows, table)))
     print(f"wrote {args.csv} and {args.png}")
     return 0
 

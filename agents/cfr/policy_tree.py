@@ -33,7 +33,7 @@ from truc_env.errors import TrucError
 from truc_env.rules import Rules
 
 from .solver import PublicTreeSolver
-from .tree import PLAY, PublicTree, announcement, is_reveal
+from .tree import PLAY, STUCK, PublicTree, announcement, is_reveal
 
 
 # ---------------------------------------------------------------------------------- cards
@@ -192,6 +192,8 @@ def slot_probabilities(tree: PublicTree, solver: PublicTreeSolver, node: int, j:
     for k, lab in enumerate(labs):
         if lab >= PLAY:
             out[k] = sum(probs[play + d] for d in held if card_class[d] == lab - PLAY)
+        elif lab == STUCK:  # no engine action: only hands of chance weight 0 take it
+            out[k] = 0.0
         else:
             out[k] = probs[lab]
     tot = out.sum()
@@ -275,10 +277,10 @@ def scatter_logits(logits, row_node, row_hand, row_cards, perm, nonplay, play, n
         tot = 0.0
         for s in range(a0, a1):
             lab = label[act_start[n] + slot_k[s]]
-            tot += pc[lab - 65536] if lab >= 65536 else p[lab]
+            tot += pc[lab - PLAY] if lab >= PLAY else (0.0 if lab == STUCK else p[lab])
         for s in range(a0, a1):
             lab = label[act_start[n] + slot_k[s]]
-            q = pc[lab - 65536] if lab >= 65536 else p[lab]
+            q = pc[lab - PLAY] if lab >= PLAY else (0.0 if lab == STUCK else p[lab])  # STUCK: no engine action
             sigma[s] += weight * (q / tot if tot > 0 else 1.0 / (a1 - a0))
 
 
