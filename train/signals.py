@@ -404,6 +404,9 @@ def with_intercept(rules, intercept: float):
 
 # (opponent, intercept) of the leak measurement: the two trained conditions first, then the cross cells
 LEAK_CELLS = (("eavesdropper", 1.0), ("twin", 0.0), ("eavesdropper", 0.0), ("twin", 1.0))
+# the paired differences reported (minuend cell, subtrahend cell), docs/signals.md "Leaks"
+LEAK_DIFFS = {"cost": ("twin@0", "eavesdropper@1"), "reading": ("eavesdropper@0", "eavesdropper@1"),
+              "twin_hears": ("twin@0", "twin@1")}
 LEAK_NOT_MIRROR = ("the leak is measured against an opponent other than the team: {what} is the team itself "
                    "({team}), a mirror match whose points are 0 at every intercept by construction")
 
@@ -441,11 +444,10 @@ def leak(rules, team: str, eavesdropper: str, twin: str, deals: int, seed: int =
         per[key] = play_hands(with_intercept(rules, q), team, specs[who], deals, seed, "channel",
                               agent_rules=team_rules, factory=factory, against_rules=built[who]).points
     out = {"variant": rules.variant, "team": team, "eavesdropper": eavesdropper, "twin": twin, "deals": deals,
-           "seed": seed, "points": {k: mean_ci(v) for k, v in per.items()},
-           "cost": _diff(per["twin@0"], per["eavesdropper@1"])}
-    if cross:
-        out["reading"] = _diff(per["eavesdropper@0"], per["eavesdropper@1"])
-        out["twin_hears"] = _diff(per["twin@0"], per["twin@1"])
+           "seed": seed, "points": {k: mean_ci(v) for k, v in per.items()}}
+    for name, (a, b) in LEAK_DIFFS.items():
+        if a in per and b in per:
+            out[name] = _diff(per[a], per[b])
     out["_points"] = {k: v.tolist() for k, v in per.items()}
     return out
 
@@ -456,10 +458,9 @@ def leak_text(res: dict) -> str:
              f"eavesdropper {res['eavesdropper']}, twin {res['twin']}"]
     for key, c in res["points"].items():
         lines.append(f"  team points per hand vs {key:16s} {fmt_ci(c)}")
-    lines.append(f"  cost = twin@0 - eavesdropper@1:   {fmt_ci(res['cost'])}")
-    for name, what in (("reading", "eavesdropper@0 - eavesdropper@1"), ("twin_hears", "twin@0 - twin@1")):
+    for name, (a, b) in LEAK_DIFFS.items():
         if name in res:
-            lines.append(f"  {name} = {what}: {fmt_ci(res[name])}")
+            lines.append(f"  {name} = {a} - {b}: {fmt_ci(res[name])}")
     return "\n".join(lines)
 
 
