@@ -202,6 +202,10 @@ class PPOConfig:
     """agent specs mixed in as opponents (``heuristic:honest``, ``cfr:PATH``...)"""
     fixed_prob: float = 0.0
     """probability that an episode's opponents are one of ``fixed_opponents``"""
+    fixed_options: dict | None = None
+    """the variant options the fixed (and evaluation) opponents were trained for, when they play under
+    the training options without sharing them (a ``ppo:`` team trained at ``intercept: 0`` facing a
+    learner trained at ``intercept: 1``); None: the training options"""
     other_play: bool = False
     """free signals only: per episode and side, one seat plays with the signal tokens relabelled by a
     random permutation (other-play, :mod:`train.signals_otherplay`); engine tables only"""
@@ -250,6 +254,8 @@ class PPOConfig:
                 raise TrucError(f"PPO setting {what}")
 
         make_rules(self.variant, **(self.options or {}))
+        if self.fixed_options is not None:
+            make_rules(self.variant, **self.fixed_options)
         need(self.fixed_prob + self.self_play_prob <= 1.0 + 1e-9, "fixed_prob + self_play_prob must be at most 1")
         need(not (self.fixed_prob > 0 and not self.fixed_opponents), "fixed_prob > 0 needs fixed_opponents")
         need(self.random_start_score == 0.0 or self.episode == "hand", "random_start_score needs episode: hand")
@@ -291,7 +297,7 @@ PPOConfig.SCHEMA = {
     "target_kl": config.Float(0.0, none=True), "self_play_prob": _PROB,
     "pool_scheme": config.Choice("latest", "uniform", "prioritized"), "snapshot_every": _COUNT,
     "pool_size": config.Int(1, 10**6), "pfsp_power": config.Float(0.0), "fixed_opponents": config.List(config.STR),
-    "fixed_prob": _PROB, "other_play": config.BOOL, "eval_opponent": config.STR, "eval_every": _COUNT, "eval_episodes": config.Int(1, 10**9),
+    "fixed_prob": _PROB, "fixed_options": config.Setting("dict", none=True), "other_play": config.BOOL, "eval_opponent": config.STR, "eval_every": _COUNT, "eval_episodes": config.Int(1, 10**9),
     "checkpoint_every": _COUNT, "keep_every": config.Int(0), "plot": config.BOOL, "curves_png": config.STR,
     "progress": config.BOOL, "tensorboard": config.BOOL, "exploitability_every": config.Int(0, 10**12),
     "exploitability_first_hands": config.Int(1, 10**6), "exploitability_cache": config.STR,
@@ -438,6 +444,12 @@ class League:
         self.snapshots = [dict(s) for s in snaps]
 
 
+def fixed_rules(cfg: PPOConfig, rules):
+    """The Rules the fixed and evaluation opponents are built for (``fixed_options``); they play the
+    training ``rules`` (a policy trained for other options may be refused by ``make_agent`` otherwise)."""
+    return rules if cfg.fixed_options is None else make_rules(cfg.variant, **cfg.fixed_options)
+
+
 def vector_blocker(cfg: PPOConfig, rules) -> str | None:
     """Why the network-only episodes of ``cfg`` cannot run on the batched engine (None: they can)."""
     if cfg.features == "info_state":
@@ -557,6 +569,7 @@ class Collector:
 
     def __init__(self, cfg: PPOConfig, rules, device: torch.device):
         self.cfg, self.rules, self.device = cfg, rules, device
+        self.fixed_rules = fixed_rules(cfg, rules)
         self.n_actions = layout_of(rules).size
         self.fixed: dict[str, object] = {}
         self._snapshots: dict[int, tuple] = {}  # id(snapshot params) -> (params, network)
@@ -580,7 +593,7 @@ class Collector:
 
     def agent(self, spec: str):
         if spec not in self.fixed:
-            self.fixed[spec] = make_agent(spec, self.rules, seed=0)
+            self.fixed[spec] = make_agent(spec, self.fixed_rules, seed=0)
         return self.fixed[spec]
 
     def batched(self, agent, rng) -> int:
@@ -1073,7 +1086,7 @@ def evaluate(net, cfg: PPOConfig, rules, device, collector: Collector, league: L
     """The current policy against ``eval_opponent`` on seeds of its own (training RNGs untouched)."""
     rng = np.random.default_rng([cfg.seed, update, 7])
     gen = torch.Generator(device=device).manual_seed(cfg.seed * 1_000_003 + update)
-    agent = make_agent(cfg.eval_opponent, rules, seed=int(rng.integers(2**31)))
+    agent = make_agent(cfg.eval_opponent, collector.fixed_rules, seed=int(rng.integers(2**31)))
     net.eval()
     _, episodes = collector.rollout(net, league, rng, gen, lambda r: (cfg.eval_opponent, -1, agent),
                                     target_episodes=cfg.eval_episodes, learn=False)

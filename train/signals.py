@@ -233,14 +233,16 @@ class HandsResult:
 
 def play_hands(rules, team: str, against: str, deals: int, seed: int = 0, condition: str = "channel",
                bank: list | None = None, influence: int = 0, samples: int = 8, eps: float = 0.01,
-               agent_rules=None, factory=None) -> HandsResult:
+               agent_rules=None, factory=None, against_rules=None) -> HandsResult:
     """Play ``deals`` duplicate deals (one hand each, both seatings) of ``team`` against ``against``.
 
     ``condition``: ``channel`` (as the agents choose), ``muted`` (team signals forced to ``none``),
     ``shuffled`` (team signals drawn from ``bank``). ``influence``: how many receiver decisions get
     the counterfactual re-query (0: none). ``agent_rules``: the Rules the agents are built for, when
-    the hands are played under others (the interception sweep). ``factory(spec, rules, seed)`` builds
-    the agents (default :func:`signal_agent`; tests pass synthetic agents this way).
+    the hands are played under others (the interception sweep). ``against_rules``: the Rules the
+    opponents are built for, when not those (an eavesdropper trained at another intercept than the
+    team, :func:`leak`). ``factory(spec, rules, seed)`` builds the agents (default
+    :func:`signal_agent`; tests pass synthetic agents this way).
     """
     if condition not in CONDITIONS:
         raise TrucError(f"condition must be one of {CONDITIONS}, got {condition!r}")
@@ -251,14 +253,18 @@ def play_hands(rules, team: str, against: str, deals: int, seed: int = 0, condit
         raise TrucError(f"{rules.variant}: signals exist only in partnership games")
     a_spec, b_spec = team_members(team)
     build = agent_rules or rules
+    build_against = against_rules or build
     factory = factory or signal_agent
     seatings = []
     for side in (0, 1):
         seats = [s for s in range(n) if rules.side(s) == side]
-        specs = {}
+        agents = {}
         for s in range(n):
-            specs[s] = (a_spec if s == seats[0] else b_spec) if s in seats else against
-        seatings.append((seats, {s: factory(specs[s], build, seed=seed + s) for s in range(n)}))
+            if s in seats:
+                agents[s] = factory(a_spec if s == seats[0] else b_spec, build, seed=seed + s)
+            else:
+                agents[s] = factory(against, build_against, seed=seed + s)
+        seatings.append((seats, agents))
     points = np.zeros(deals)
     events: list[dict] = []
     sent: list[int] = []
@@ -373,9 +379,7 @@ def analyze_team(rules, team: str, against: str, deals: int, seed: int = 0, swee
     per_deal = {"channel": ch.points.tolist(), "muted": mu.points.tolist(), "shuffled": sh.points.tolist()}
     rows = []
     for q in () if mirror else sweep or ():
-        sig = {**rules.signals.as_dict(), "intercept": float(q)}
-        opts = {**_options_of(rules), "signals": sig}
-        swept = make_rules(rules.variant, **opts)
+        swept = with_intercept(rules, q)
         if swept == rules:
             pts = ch.points
         else:
@@ -390,6 +394,74 @@ def analyze_team(rules, team: str, against: str, deals: int, seed: int = 0, swee
 def _options_of(rules) -> dict:
     """The options the Rules were built from."""
     return dict(rules.options)
+
+
+def with_intercept(rules, intercept: float):
+    """The same Rules with each opponent seeing each signal with probability ``intercept``."""
+    sig = {**rules.signals.as_dict(), "intercept": float(intercept)}
+    return make_rules(rules.variant, **{**_options_of(rules), "signals": sig})
+
+
+# (opponent, intercept) of the leak measurement: the two trained conditions first, then the cross cells
+LEAK_CELLS = (("eavesdropper", 1.0), ("twin", 0.0), ("eavesdropper", 0.0), ("twin", 1.0))
+# the paired differences reported (minuend cell, subtrahend cell), docs/signals.md "Leaks"
+LEAK_DIFFS = {"cost": ("twin@0", "eavesdropper@1"), "reading": ("eavesdropper@0", "eavesdropper@1"),
+              "twin_hears": ("twin@0", "twin@1")}
+LEAK_NOT_MIRROR = ("the leak is measured against an opponent other than the team: {what} is the team itself "
+                   "({team}), a mirror match whose points are 0 at every intercept by construction")
+
+
+def leak(rules, team: str, eavesdropper: str, twin: str, deals: int, seed: int = 0, team_rules=None,
+         eavesdropper_rules=None, twin_rules=None, cross: bool = True, factory=None, log=print) -> dict:
+    """What an intercepted convention costs the team: its points against an ``eavesdropper`` (an
+    opponent trained seeing the team's signals, intercept 1) and against the eavesdropper's ``twin``
+    (trained identically at intercept 0), on the same duplicate deals, paired by deal.
+
+    ``rules``: the game (its intercept is set per cell). ``team_rules`` / ``eavesdropper_rules`` /
+    ``twin_rules``: the Rules each was trained for (default: ``rules`` at intercept 0 for the team and
+    the twin, 1 for the eavesdropper); each plays under the cell's. Cells (opponent, intercept):
+    ``eavesdropper@1`` and ``twin@0`` (as trained), with ``cross`` also ``eavesdropper@0`` and
+    ``twin@1``. Reported: the team's points per hand in each cell and the paired differences
+    ``cost`` = twin@0 - eavesdropper@1 (what the leak costs the team, opponent training included),
+    ``reading`` = eavesdropper@0 - eavesdropper@1 (the same eavesdropper with the signals hidden from it)
+    and ``twin_hears`` = twin@0 - twin@1 (interception alone, against an opponent that never learned to
+    read it: the symmetry control, since at intercept 1 the team sees the opponent's signals too).
+    """
+    if rules.signals.mode == "none":
+        raise TrucError(f"{rules.variant}: these rules have no signal channel (signals mode 'none'), so nothing "
+                        "can leak; choose a mode (free, card, senas)")
+    for what, spec in (("the eavesdropper", eavesdropper), ("the twin", twin)):
+        if mirror_match(team, spec):
+            raise TrucError(LEAK_NOT_MIRROR.format(what=what, team=team))
+    specs = {"eavesdropper": eavesdropper, "twin": twin}
+    built = {"eavesdropper": eavesdropper_rules or with_intercept(rules, 1.0),
+             "twin": twin_rules or with_intercept(rules, 0.0)}
+    team_rules = team_rules or with_intercept(rules, 0.0)
+    per: dict[str, np.ndarray] = {}
+    for who, q in LEAK_CELLS[: 4 if cross else 2]:
+        key = f"{who}@{q:g}"
+        log(f"leak: {team} against {who} {specs[who]} at intercept {q:g} ({deals} duplicate deals)")
+        per[key] = play_hands(with_intercept(rules, q), team, specs[who], deals, seed, "channel",
+                              agent_rules=team_rules, factory=factory, against_rules=built[who]).points
+    out = {"variant": rules.variant, "team": team, "eavesdropper": eavesdropper, "twin": twin, "deals": deals,
+           "seed": seed, "points": {k: mean_ci(v) for k, v in per.items()}}
+    for name, (a, b) in LEAK_DIFFS.items():
+        if a in per and b in per:
+            out[name] = _diff(per[a], per[b])
+    out["_points"] = {k: v.tolist() for k, v in per.items()}
+    return out
+
+
+def leak_text(res: dict) -> str:
+    """The leak measurement as text: the team's points per cell and the paired differences."""
+    lines = [f"{res['variant']}: team {res['team']}, {res['deals']} duplicate deals (seed {res['seed']}); "
+             f"eavesdropper {res['eavesdropper']}, twin {res['twin']}"]
+    for key, c in res["points"].items():
+        lines.append(f"  team points per hand vs {key:16s} {fmt_ci(c)}")
+    for name, (a, b) in LEAK_DIFFS.items():
+        if name in res:
+            lines.append(f"  {name} = {a} - {b}: {fmt_ci(res[name])}")
+    return "\n".join(lines)
 
 
 def cross_play(rules, teams: list[str], against: str, deals: int, seed: int = 0, factory=None) -> dict:

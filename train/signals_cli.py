@@ -5,10 +5,16 @@ caller: signals_runs uses the analysis, the analysis knows nothing of experiment
 
 from __future__ import annotations
 
-from truc_env.errors import TrucError
+import json
+import os
 
+from truc_env.atomic import atomic_write_text
+from truc_env.errors import TrucError
+from truc_env.rules import make_rules
+
+from . import config
 from .config import parse_options
-from .signals import analyze, summary_text
+from .signals import analyze, leak, leak_text, summary_text
 from .signals_runs import run_experiment
 
 
@@ -19,6 +25,10 @@ def add_arguments(p) -> None:
     p.add_argument("--team", action="append", default=[],
                    help="the team's agent spec (SPEC or SPEC+SPEC); repeat for cross-play among several teams")
     p.add_argument("--against", default="heuristic:honest", help="the opposing team's agent spec")
+    p.add_argument("--eavesdropper", default=None,
+                   help="leak: an opponent trained at intercept 1 (ppo:PATH); with --twin, measures what the team's "
+                        "intercepted signals cost it instead of the analysis (docs/signals.md 'Leaks')")
+    p.add_argument("--twin", default=None, help="leak: the eavesdropper's twin trained identically at intercept 0")
     p.add_argument("--deals", type=int, default=None,
                    help="duplicate deals per measurement, 2 hands each (default 300, or the experiment file's)")
     p.add_argument("--seed", type=int, default=0)
@@ -45,10 +55,22 @@ def run_cli(args) -> None:
     if not args.variant or not args.team:
         raise TrucError("truc analyze signals needs --variant and at least one --team (or --config)")
     options = parse_options(args.options)
-    if any("ppo:" in t for t in args.team + [args.against]):
+    if any("ppo:" in t for t in args.team + [args.against, args.eavesdropper or "", args.twin or ""]):
         import torch  # small networks, one decision at a time: extra threads only contend
 
         torch.set_num_threads(1)
+    if args.eavesdropper or args.twin:
+        if not (args.eavesdropper and args.twin) or len(args.team) != 1:
+            raise TrucError("the leak measurement needs one --team, --eavesdropper and --twin")
+        rules = make_rules(args.variant, **(options or {}))
+        res = leak(rules, args.team[0], args.eavesdropper, args.twin, args.deals or 2000, args.seed,
+                   log=lambda m: print(m, flush=True))
+        print(leak_text(res))
+        if args.out:
+            config.output_folder(args.out, "--out")
+            atomic_write_text(os.path.join(args.out, "leak.json"), json.dumps(res, indent=1, default=float))
+            print(f"\nresults in {args.out}/leak.json")
+        return
     sweep = tuple(float(x) for x in args.sweep.split(",") if x.strip()) if args.sweep else ()
     report = analyze(args.variant, options, args.team, args.against, args.deals or 300, args.seed, sweep, args.influence,
                      args.samples, out=args.out, img_prefix=args.img_prefix if args.out else None,

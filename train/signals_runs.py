@@ -16,10 +16,22 @@ import numpy as np
 
 from truc_env.actions import layout_of
 from truc_env.atomic import atomic_write_text
+from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
 from . import config
-from .signals import analyze, convention_table, cross_play, fmt_ci, play_hands, save_figure, summary_text
+from .signals import (
+    LEAK_DIFFS,
+    analyze,
+    convention_table,
+    cross_play,
+    fmt_ci,
+    leak,
+    leak_text,
+    play_hands,
+    save_figure,
+    summary_text,
+)
 from .stats import mean_ci
 
 
@@ -68,6 +80,22 @@ class ExperimentAnalysis:
 
 
 @dataclass
+class ExperimentLeak:
+    """The ``leak`` block: the team measured against each seed's eavesdropper and its deaf twin
+    (:func:`train.signals.leak`), instead of the ``analysis``."""
+
+    KIND = "signals leak"
+    team: str = ""
+    team_options: dict | None = None  # the options the team was trained for (None: the game's, at intercept 0)
+    eavesdropper: str = ""  # the PPO config of the eavesdropper's runs (one of ``runs``)
+    twin: str = ""  # the PPO config of its deaf twin's runs (one of ``runs``)
+    deals: int = 2000
+    seed: int = 1
+    cross: bool = True  # also the eavesdropper at intercept 0 and the twin at intercept 1
+    out: str = "runs/signals/leak"
+
+
+@dataclass
 class Experiment:
     """A partner-signalling experiment file."""
 
@@ -76,6 +104,7 @@ class Experiment:
     seeds: list = field(default_factory=lambda: [1, 2, 3])
     runs: list = field(default_factory=list)
     analysis: dict = field(default_factory=dict)
+    leak: dict | None = None
 
 
 ExperimentRun.SCHEMA = {"config": config.STR, "seeds": config.Setting("list", items=config.SEED, none=True),
@@ -84,8 +113,12 @@ ExperimentAnalysis.SCHEMA = {"against": config.STR, "deals": config.Int(1, 10**7
                              "sweep": config.List(config.Float(0.0, 1.0)), "out": config.STR,
                              "influence": config.Int(0, 10**7), "per_seed": config.BOOL, "crossplay": config.BOOL,
                              "full": config.BOOL}
+ExperimentLeak.SCHEMA = {"team": config.STR, "team_options": config.Setting("dict", none=True),
+                         "eavesdropper": config.STR, "twin": config.STR, "deals": config.Int(1, 10**7),
+                         "seed": config.SEED, "cross": config.BOOL, "out": config.STR}
 Experiment.SCHEMA = {"workers": config.WORKERS, "seeds": config.List(config.SEED, min_len=1, unique=True),
-                     "runs": config.List(config.DICT), "analysis": config.DICT}
+                     "runs": config.List(config.DICT), "analysis": config.DICT,
+                     "leak": config.Setting("dict", none=True)}
 
 
 def load_experiment(path: str, overrides=()) -> dict:
@@ -104,7 +137,18 @@ def load_experiment(path: str, overrides=()) -> dict:
     analysis = config.build(ExperimentAnalysis, exp.analysis, f"{path}: analysis")
     # seed-major order: an experiment cut short still has every config at the first seeds
     runs = sorted(runs, key=lambda r: (seeds.index(r.seed) if r.seed in seeds else len(seeds), runs.index(r)))
-    return {"workers": exp.workers, "seeds": seeds, "runs": runs, "analysis": asdict(analysis)}
+    out = {"workers": exp.workers, "seeds": seeds, "runs": runs, "analysis": asdict(analysis)}
+    if exp.leak is not None:
+        leak_cfg = config.build(ExperimentLeak, exp.leak, f"{path}: leak")
+        listed = {r.config for r in runs}
+        for what in ("eavesdropper", "twin"):
+            if getattr(leak_cfg, what) not in listed:
+                raise TrucError(f"{path}: leak.{what} is {getattr(leak_cfg, what)!r}, not one of the "
+                                         f"configs of runs: {sorted(listed)}")
+        if not leak_cfg.team:
+            raise TrucError(f"{path}: leak.team is empty; give the team's agent spec (ppo:PATH)")
+        out["leak"] = asdict(leak_cfg)
+    return out
 
 
 def _train_one(run: Run, steps: int | None, time_limit: float | None) -> str:
@@ -152,6 +196,8 @@ def run_experiment(path: str, steps: int | None = None, train: bool = True, deal
     exp = load_experiment(path, overrides)
     if train:
         train_runs(exp, steps)
+    if "leak" in exp:
+        return run_leak(exp, deals, log)
     ana = exp["analysis"]
     out_root = ana.get("out", "runs/signals/analysis")
     deals = int(deals or ana.get("deals", 300))
@@ -407,3 +453,58 @@ def _analyse_config(job) -> tuple[str, dict, str]:
         c = entry["points"][t]
         lines.append(f"  {t}: {c['mean']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]")
     return base, entry, "\n".join(lines)
+
+
+def run_leak(exp: dict, deals: int | None = None, log=print) -> dict:
+    """The ``leak`` block: per seed, :func:`train.signals.leak` of the team against that seed's
+    eavesdropper and twin (a worker each, the same duplicate deals), then the cost pooled over deals
+    (per deal, averaged over the seeds) and over seeds. Writes ``{leak.out}/leak.json``."""
+    lk = exp["leak"]
+    deals = int(deals or lk["deals"])
+    by_seed: dict[int, dict[str, Run]] = {}
+    for r in exp["runs"]:
+        for what in ("eavesdropper", "twin"):
+            if r.config == lk[what] and os.path.exists(r.policy):
+                by_seed.setdefault(r.seed, {})[what] = r
+    pairs = {s: p for s, p in sorted(by_seed.items()) if len(p) == 2}
+    if not pairs:
+        raise TrucError("leak: no seed has both a trained eavesdropper and a trained twin; train the runs first")
+    jobs = [(lk, p["eavesdropper"], p["twin"], deals) for p in pairs.values()]
+    with ProcessPoolExecutor(max_workers=config.worker_count(int(exp.get("workers", 2)))) as pool:
+        per_seed = dict(zip(pairs, pool.map(_leak_one, jobs)))
+    for s, res in per_seed.items():
+        log(f"== seed {s}\n" + leak_text(res))
+    keys = list(next(iter(per_seed.values()))["_points"])
+    pts = {k: np.array([res["_points"][k] for res in per_seed.values()]) for k in keys}  # seeds x deals
+    pooled = {"points": {k: mean_ci(v.mean(axis=0)) for k, v in pts.items()}}
+    for name, (a, b) in LEAK_DIFFS.items():
+        if a in pts and b in pts:
+            d = pts[a] - pts[b]
+            pooled[name] = {"over_deals": mean_ci(d.mean(axis=0)), "over_seeds": mean_ci(d.mean(axis=1))}
+    text = [f"== pooled over {len(per_seed)} seed(s) {sorted(per_seed)}, {deals} duplicate deals each"]
+    for k, c in pooled["points"].items():
+        text.append(f"  team points per hand vs {k:16s} {fmt_ci(c)}")
+    for name in LEAK_DIFFS:
+        if name in pooled:
+            text.append(f"  {name}: over deals {fmt_ci(pooled[name]['over_deals'])}, "
+                        f"over seeds {fmt_ci(pooled[name]['over_seeds'])}")
+    log("\n".join(text))
+    results = {"team": lk["team"], "deals": deals, "seed": lk["seed"], "pooled": pooled,
+               "per_seed": {str(s): {k: v for k, v in res.items() if k != "_points"} for s, res in per_seed.items()},
+               "_points": {str(s): res["_points"] for s, res in per_seed.items()}}
+    _write_json(os.path.join(lk["out"], "leak.json"), results)
+    return results
+
+
+
+def _leak_one(job) -> dict:
+    """One seed's leak measurement (a worker process)."""
+    lk, eaves, twin, deals = job
+    import torch
+
+    torch.set_num_threads(1)
+    rules = make_rules(eaves.variant, **eaves.options)
+    team_rules = None if lk["team_options"] is None else make_rules(eaves.variant, **lk["team_options"])
+    return leak(rules, lk["team"], f"ppo:{eaves.policy}", f"ppo:{twin.policy}", deals, seed=lk["seed"],
+                team_rules=team_rules, eavesdropper_rules=make_rules(eaves.variant, **eaves.options),
+                twin_rules=make_rules(twin.variant, **twin.options), cross=lk["cross"], log=lambda m: None)
