@@ -44,7 +44,8 @@ def factory(spec, rules, seed=None):
 @pytest.fixture(scope="module")
 def planted():
     rules = make_rules("le_truc_4p")
-    return leak(rules, TEAM, "eavesdropper", "deaf-eavesdropper", 400, seed=2, factory=factory, log=lambda m: None)
+    return leak(rules, TEAM, "eavesdropper", "deaf-eavesdropper", 400, seed=2, sweep=(0.5,), factory=factory,
+                log=lambda m: None)
 
 
 def test_planted_leak_costs_the_team(planted):
@@ -104,3 +105,21 @@ def test_leak_experiment_file(tmp_path):
     assert {r.config for r in exp["runs"]} == {exp["leak"]["eavesdropper"], exp["leak"]["twin"]}
     with pytest.raises(TrucError, match="leak.twin"):
         load_experiment("configs/signals_leak_le_truc_4p.yaml", ["leak.twin=configs/other.yaml"])
+
+
+def test_leak_curve_grows_with_the_intercept(planted, tmp_path):
+    """The leak curve: the planted reader takes nothing when it sees no signal, part at intercept 0.5 and
+    the full cost at 1 (seed 2, 400 deals: 0, about half, +0.115)."""
+    from train.signals_runs import plot_leak_curve
+
+    curve = {row["intercept"]: row["cost"] for row in planted["curve"]}
+    assert sorted(curve) == [0.0, 0.5, 1.0]
+    assert curve[0.0]["mean"] == 0.0 and curve[0.0]["hi"] == 0.0
+    assert curve[1.0]["mean"] == pytest.approx(planted["cost"]["mean"])
+    assert 0.0 < curve[0.5]["mean"] < curve[1.0]["mean"]
+    assert "curve: intercept 0.50" in leak_text(planted)
+    results = {"per_seed": {"2": planted},
+               "pooled": {"curve": [{"intercept": q, "cost": {"over_deals": c}} for q, c in sorted(curve.items())]}}
+    paths = [str(tmp_path / "a.png"), str(tmp_path / "b.png")]
+    plot_leak_curve(results, paths)
+    assert all((tmp_path / n).read_bytes()[:4] == b"\x89PNG" for n in ("a.png", "b.png"))

@@ -412,7 +412,7 @@ LEAK_NOT_MIRROR = ("the leak is measured against an opponent other than the team
 
 
 def leak(rules, team: str, eavesdropper: str, twin: str, deals: int, seed: int = 0, team_rules=None,
-         eavesdropper_rules=None, twin_rules=None, cross: bool = True, factory=None, log=print) -> dict:
+         eavesdropper_rules=None, twin_rules=None, cross: bool = True, sweep=(), factory=None, log=print) -> dict:
     """What an intercepted convention costs the team: its points against an ``eavesdropper`` (an
     opponent trained seeing the team's signals, intercept 1) and against the eavesdropper's ``twin``
     (trained identically at intercept 0), on the same duplicate deals, paired by deal.
@@ -426,6 +426,9 @@ def leak(rules, team: str, eavesdropper: str, twin: str, deals: int, seed: int =
     ``reading`` = eavesdropper@0 - eavesdropper@1 (the same eavesdropper with the signals hidden from it)
     and ``twin_hears`` = twin@0 - twin@1 (interception alone, against an opponent that never learned to
     read it: the symmetry control, since at intercept 1 the team sees the opponent's signals too).
+    ``sweep``: intercept values at which the eavesdropper also plays (the leak curve): the cells
+    ``eavesdropper@q`` and ``curve``: per intercept the eavesdropper played at, in increasing order, the
+    team's points and the cost twin@0 - eavesdropper@q.
     """
     if rules.signals.mode == "none":
         raise TrucError(f"{rules.variant}: these rules have no signal channel (signals mode 'none'), so nothing "
@@ -438,7 +441,9 @@ def leak(rules, team: str, eavesdropper: str, twin: str, deals: int, seed: int =
              "twin": twin_rules or with_intercept(rules, 0.0)}
     team_rules = team_rules or with_intercept(rules, 0.0)
     per: dict[str, np.ndarray] = {}
-    for who, q in LEAK_CELLS[: 4 if cross else 2]:
+    cells = list(LEAK_CELLS[: 4 if cross else 2])
+    cells += [("eavesdropper", float(q)) for q in sweep if ("eavesdropper", float(q)) not in cells]
+    for who, q in cells:
         key = f"{who}@{q:g}"
         log(f"leak: {team} against {who} {specs[who]} at intercept {q:g} ({deals} duplicate deals)")
         per[key] = play_hands(with_intercept(rules, q), team, specs[who], deals, seed, "channel",
@@ -448,8 +453,16 @@ def leak(rules, team: str, eavesdropper: str, twin: str, deals: int, seed: int =
     for name, (a, b) in LEAK_DIFFS.items():
         if a in per and b in per:
             out[name] = _diff(per[a], per[b])
+    if sweep:
+        out["curve"] = [{"intercept": q, "points": mean_ci(per[f"eavesdropper@{q:g}"]),
+                         "cost": _diff(per["twin@0"], per[f"eavesdropper@{q:g}"])} for q in leak_intercepts(per)]
     out["_points"] = {k: v.tolist() for k, v in per.items()}
     return out
+
+
+def leak_intercepts(cells) -> list[float]:
+    """The intercepts at which the eavesdropper played, in increasing order (the leak curve's x axis)."""
+    return sorted(float(k.split("@")[1]) for k in cells if k.startswith("eavesdropper@"))
 
 
 def leak_text(res: dict) -> str:
@@ -461,6 +474,9 @@ def leak_text(res: dict) -> str:
     for name, (a, b) in LEAK_DIFFS.items():
         if name in res:
             lines.append(f"  {name} = {a} - {b}: {fmt_ci(res[name])}")
+    for row in res.get("curve", []):
+        lines.append(f"  curve: intercept {row['intercept']:.2f}: cost = twin@0 - eavesdropper@{row['intercept']:g} "
+                     f"{fmt_ci(row['cost'])}")
     return "\n".join(lines)
 
 

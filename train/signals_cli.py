@@ -32,7 +32,7 @@ def add_arguments(p) -> None:
     p.add_argument("--deals", type=int, default=None,
                    help="duplicate deals per measurement, 2 hands each (default 300, or the experiment file's)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--sweep", default="0,0.25,0.5,0.75,1", help="intercept values, comma-separated ('' for none)")
+    p.add_argument("--sweep", default="0,0.25,0.5,0.75,1", help="intercept values, comma-separated ('' for none); with --eavesdropper: the leak curve's")
     p.add_argument("--influence", type=int, default=400, help="receiver decisions re-queried for the causal influence")
     p.add_argument("--samples", type=int, default=8, help="draws per policy estimate for agents without action_probs")
     p.add_argument("--out", default=None, help="folder for summary.json, report.md and the PNGs")
@@ -44,6 +44,17 @@ def add_arguments(p) -> None:
                    help="with --config: override an experiment setting (VALUE is YAML: --set analysis.deals=50)")
     p.add_argument("--steps", type=int, default=None, help="with --config: learner steps per run instead of the config's")
     p.add_argument("--no-train", action="store_true", help="with --config: analyse only the runs already trained")
+
+
+def _intercepts(text: str) -> tuple[float, ...]:
+    """``--sweep``: comma-separated intercepts in [0, 1]."""
+    try:
+        values = tuple(float(x) for x in (text or "").split(",") if x.strip())
+    except ValueError:
+        raise TrucError(f"--sweep {text!r}: give intercepts between 0 and 1 separated by commas, e.g. 0,0.5,1") from None
+    if any(not 0.0 <= q <= 1.0 for q in values):
+        raise TrucError(f"--sweep {text!r}: intercepts are probabilities, between 0 and 1")
+    return values
 
 
 def run_cli(args) -> None:
@@ -64,14 +75,14 @@ def run_cli(args) -> None:
             raise TrucError("the leak measurement needs one --team, --eavesdropper and --twin")
         rules = make_rules(args.variant, **(options or {}))
         res = leak(rules, args.team[0], args.eavesdropper, args.twin, args.deals or 2000, args.seed,
-                   log=lambda m: print(m, flush=True))
+                   sweep=_intercepts(args.sweep), log=lambda m: print(m, flush=True))
         print(leak_text(res))
         if args.out:
             config.output_folder(args.out, "--out")
             atomic_write_text(os.path.join(args.out, "leak.json"), json.dumps(res, indent=1, default=float))
             print(f"\nresults in {args.out}/leak.json")
         return
-    sweep = tuple(float(x) for x in args.sweep.split(",") if x.strip()) if args.sweep else ()
+    sweep = _intercepts(args.sweep)
     report = analyze(args.variant, options, args.team, args.against, args.deals or 300, args.seed, sweep, args.influence,
                      args.samples, out=args.out, img_prefix=args.img_prefix if args.out else None,
                      log=lambda m: print(m, flush=True))

@@ -27,6 +27,7 @@ from .signals import (
     cross_play,
     fmt_ci,
     leak,
+    leak_intercepts,
     leak_text,
     play_hands,
     save_figure,
@@ -92,6 +93,7 @@ class ExperimentLeak:
     deals: int = 2000
     seed: int = 1
     cross: bool = True  # also the eavesdropper at intercept 0 and the twin at intercept 1
+    sweep: list = field(default_factory=list)  # intercepts the eavesdropper also plays at: the leak curve
     out: str = "runs/signals/leak"
 
 
@@ -115,7 +117,8 @@ ExperimentAnalysis.SCHEMA = {"against": config.STR, "deals": config.Int(1, 10**7
                              "full": config.BOOL}
 ExperimentLeak.SCHEMA = {"team": config.STR, "team_options": config.Setting("dict", none=True),
                          "eavesdropper": config.STR, "twin": config.STR, "deals": config.Int(1, 10**7),
-                         "seed": config.SEED, "cross": config.BOOL, "out": config.STR}
+                         "seed": config.SEED, "cross": config.BOOL, "sweep": config.List(config.Float(0.0, 1.0)),
+                         "out": config.STR}
 Experiment.SCHEMA = {"workers": config.WORKERS, "seeds": config.List(config.SEED, min_len=1, unique=True),
                      "runs": config.List(config.DICT), "analysis": config.DICT,
                      "leak": config.Setting("dict", none=True)}
@@ -197,7 +200,7 @@ def run_experiment(path: str, steps: int | None = None, train: bool = True, deal
     if train:
         train_runs(exp, steps)
     if "leak" in exp:
-        return run_leak(exp, deals, log)
+        return run_leak(exp, deals, log, img_dir)
     ana = exp["analysis"]
     out_root = ana.get("out", "runs/signals/analysis")
     deals = int(deals or ana.get("deals", 300))
@@ -455,10 +458,12 @@ def _analyse_config(job) -> tuple[str, dict, str]:
     return base, entry, "\n".join(lines)
 
 
-def run_leak(exp: dict, deals: int | None = None, log=print) -> dict:
+def run_leak(exp: dict, deals: int | None = None, log=print, img_dir: str = "docs/img") -> dict:
     """The ``leak`` block: per seed, :func:`train.signals.leak` of the team against that seed's
     eavesdropper and twin (a worker each, the same duplicate deals), then the cost pooled over deals
-    (per deal, averaged over the seeds) and over seeds. Writes ``{leak.out}/leak.json``."""
+    (per deal, averaged over the seeds) and over seeds. Writes ``{leak.out}/leak.json``; with a
+    ``sweep``, the leak curve too: ``{leak.out}/leak_curve.png``, copied to
+    ``{img_dir}/signals_<out folder name>_curve.png``."""
     lk = exp["leak"]
     deals = int(deals or lk["deals"])
     by_seed: dict[int, dict[str, Run]] = {}
@@ -481,6 +486,10 @@ def run_leak(exp: dict, deals: int | None = None, log=print) -> dict:
         if a in pts and b in pts:
             d = pts[a] - pts[b]
             pooled[name] = {"over_deals": mean_ci(d.mean(axis=0)), "over_seeds": mean_ci(d.mean(axis=1))}
+    if lk["sweep"]:
+        pooled["curve"] = [{"intercept": q, "cost": {"over_deals": mean_ci((pts["twin@0"] - pts[f"eavesdropper@{q:g}"])
+                                                                          .mean(axis=0))}}
+                           for q in leak_intercepts(pts)]
     text = [f"== pooled over {len(per_seed)} seed(s) {sorted(per_seed)}, {deals} duplicate deals each"]
     for k, c in pooled["points"].items():
         text.append(f"  team points per hand vs {k:16s} {fmt_ci(c)}")
@@ -488,12 +497,45 @@ def run_leak(exp: dict, deals: int | None = None, log=print) -> dict:
         if name in pooled:
             text.append(f"  {name}: over deals {fmt_ci(pooled[name]['over_deals'])}, "
                         f"over seeds {fmt_ci(pooled[name]['over_seeds'])}")
+    for row in pooled.get("curve", []):
+        text.append(f"  curve: intercept {row['intercept']:.2f}: cost over deals {fmt_ci(row['cost']['over_deals'])}")
     log("\n".join(text))
     results = {"team": lk["team"], "deals": deals, "seed": lk["seed"], "pooled": pooled,
                "per_seed": {str(s): {k: v for k, v in res.items() if k != "_points"} for s, res in per_seed.items()},
                "_points": {str(s): res["_points"] for s, res in per_seed.items()}}
     _write_json(os.path.join(lk["out"], "leak.json"), results)
+    if lk["sweep"]:
+        pngs = [os.path.join(lk["out"], "leak_curve.png")]
+        if img_dir:
+            pngs.append(os.path.join(img_dir, f"signals_{os.path.basename(os.path.normpath(lk['out']))}_curve.png"))
+        plot_leak_curve(results, pngs)
     return results
+
+
+def plot_leak_curve(results: dict, paths: list[str]) -> None:
+    """The leak curve: what the eavesdropper takes from the team (twin@0 - eavesdropper@q, paired by deal)
+    as the intercept q goes from 0 to 1, per seed and pooled over deals, with 95% intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.2, 3.4))
+    series = [(f"seed {s}", r["curve"], lambda row: row["cost"]) for s, r in results["per_seed"].items()]
+    series.append(("pooled over deals", results["pooled"]["curve"], lambda row: row["cost"]["over_deals"]))
+    for i, (label, rows, cost) in enumerate(series):
+        xs = [row["intercept"] + 0.008 * (i - len(series) / 2) for row in rows]
+        c = [cost(row) for row in rows]
+        ax.errorbar(xs, [v["mean"] for v in c], yerr=[[v["mean"] - v["lo"] for v in c], [v["hi"] - v["mean"] for v in c]],
+                    marker="o", capsize=3, lw=2.2 if label.startswith("pooled") else 1.0, label=label)
+    ax.axhline(0.0, color="grey", lw=0.8)
+    ax.set_xlabel("intercept (probability the opponents see each signal)")
+    ax.set_ylabel("cost to the team (points/hand)")
+    ax.set_title("what an intercepted convention costs", fontsize=9)
+    ax.legend(fontsize=7)
+    for path in paths:  # each written atomically
+        save_figure(fig, path)
+    plt.close(fig)
 
 
 
@@ -507,4 +549,5 @@ def _leak_one(job) -> dict:
     team_rules = None if lk["team_options"] is None else make_rules(eaves.variant, **lk["team_options"])
     return leak(rules, lk["team"], f"ppo:{eaves.policy}", f"ppo:{twin.policy}", deals, seed=lk["seed"],
                 team_rules=team_rules, eavesdropper_rules=make_rules(eaves.variant, **eaves.options),
-                twin_rules=make_rules(twin.variant, **twin.options), cross=lk["cross"], log=lambda m: None)
+                twin_rules=make_rules(twin.variant, **twin.options), cross=lk["cross"], sweep=lk["sweep"],
+                log=lambda m: None)
