@@ -1,12 +1,13 @@
 """Other-play's token relabelling (train/signals_otherplay.py, PPO's ``other_play``): consistent
-within a seat's frame, between the partners, and absent for the opponents and card signals."""
+within a seat's frame, between the partners, and absent for the opponents and card signals; the
+batched engine's frames equal the engine tables' on the same deals."""
 
 import numpy as np
 import pytest
 
-from agents.ppo.network import encode_state, encoder_of
+from agents.ppo.network import encode_batch, encode_state, encoder_of
 from train.ppo import Collector, PPOConfig
-from train.signals_otherplay import Relabelling, check_applies
+from train.signals_otherplay import Relabelling, Relabellings, check_applies
 from truc_env.actions import layout_of
 from truc_env.engine import State
 from truc_env.episode import Dealer, Episode
@@ -112,16 +113,19 @@ def test_card_signals_refuse_other_play():
               other_play=True).validate()
 
 
-def test_other_play_rollout_runs_on_tables_and_records_frames():
+@pytest.mark.parametrize("rollout", ["engine", "vector"])
+def test_other_play_rollout_records_frames(rollout):
     import torch
 
     from agents.ppo import PolicyNet
     from train.ppo import League, net_meta
 
+    if rollout == "vector":
+        pytest.importorskip("numba")
     cfg = PPOConfig(variant="truco_paulista", options={"players": 4, "signals": {"mode": "free", "vocab": 8}},
-                    other_play=True, num_envs=4, features="observation", hidden=[16], rollout="auto")
+                    other_play=True, num_envs=4, features="observation", hidden=[16], rollout=rollout)
     col = Collector(cfg, RULES, torch.device("cpu"))
-    assert col.path == "engine" and "other_play" in col.why
+    assert col.path == rollout, col.why
     meta = net_meta(cfg, RULES)
     net = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden)
     gen = torch.Generator().manual_seed(0)
@@ -131,3 +135,69 @@ def test_other_play_rollout_runs_on_tables_and_records_frames():
     # every recorded action is legal under the recorded (frame) mask
     for m, a in zip(buf.mask, buf.action):
         assert m[a]
+
+
+def test_other_play_frames_on_the_batched_engine_equal_the_tables():
+    """The batched path (kernel rows, one Relabellings over the games) and the table path (engine
+    states, one Relabelling each) give the same frame observations, masks and sent actions on the same
+    deals and frames; and the frame invariants hold on the batched rows."""
+    pytest.importorskip("numba")
+    from test_vector import Reference  # the engine replicas of a VectorEnv's games (tests/ is on sys.path)
+
+    from truc_env.vector import VectorEnv
+
+    rules = make_rules("le_truc_4p", signals={"mode": "free", "vocab": 8})
+    B, features, L = 12, "observation+strength", layout_of(rules)
+    venv = VectorEnv(rules, B, seed=7, backend="numba")
+    ref, batch = Reference(venv), Relabellings(rules, B)
+    tables, chosen = [None] * B, [{} for _ in range(B)]  # per game: seat -> token chosen in its frame
+    frames = iter(range(10**6))
+
+    def new_frame(b):  # one relabelling per game per episode: the same draws on both paths
+        k = next(frames)
+        batch.draw(b, np.random.default_rng(k))
+        tables[b], chosen[b] = Relabelling(rules, np.random.default_rng(k)), {}
+        np.testing.assert_array_equal(batch.phi[b], tables[b].phi)
+        for sd in range(rules.n_sides):
+            assert sum(batch.relabelled([b], [s])[0] for s in range(rules.players) if rules.side(s) == sd) == 1
+
+    obs, mask, seat = venv.reset()
+    for b in range(B):
+        ref.new_episode(b)
+        new_frame(b)
+    rng, idx = np.random.default_rng(0), np.arange(B)
+    episodes, reads, moved_signals = 0, 0, 0
+    while episodes < 40:
+        x = batch.observe(encode_batch(rules, obs, features), idx, seat)
+        m = batch.mask(mask.astype(bool), idx, seat)
+        frame = np.array([rng.choice(np.flatnonzero(row)) for row in m])
+        sent = batch.act(frame, idx, seat)
+        for b in range(B):
+            s, st, t = int(seat[b]), ref.states[b], tables[b]
+            np.testing.assert_array_equal(x[b], t.observe(encode_state(st, s, features), s))
+            legal = np.zeros(L.size, bool)
+            legal[st.legal_actions()] = True
+            np.testing.assert_array_equal(m[b], t.mask(legal, s))
+            assert sent[b] == t.act(int(frame[b]), s) and mask[b, sent[b]]
+            side, moved = rules.side(s), bool(batch.relabelled([b], [s])[0])
+            phi = batch.phi[b, side]
+            actual = dict(shown_tokens(rules, obs[b], s))
+            for sender, shown in shown_tokens(rules, x[b], s):
+                mine = moved and rules.side(sender) == side
+                assert shown == (np.argsort(phi)[actual[sender]] if mine else actual[sender])
+                if sender == s and s in chosen[b]:
+                    assert shown == chosen[b][s], "a seat reads its own signal back as it chose it"
+                    reads += moved
+            tok = int(frame[b]) - L.signal
+            if 0 <= tok < len(L.signal_tokens):
+                chosen[b][s] = tok
+                assert sent[b] - L.signal == (phi[tok] if moved else tok)
+                moved_signals += moved and tok > 0
+        obs, mask, reward, done, seat = venv.step(sent.astype(np.int32))
+        for b in range(B):
+            ref.step(b, int(sent[b]), reward, done, "other-play")
+            ref.check(b, obs, mask, seat, "other-play")
+            if done[b]:
+                new_frame(b)
+        episodes += int(done.sum())
+    assert reads > 0 and moved_signals > 0, "the games went through relabelled signals"

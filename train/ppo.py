@@ -208,7 +208,7 @@ class PPOConfig:
     learner trained at ``intercept: 1``); None: the training options"""
     other_play: bool = False
     """free signals only: per episode and side, one seat plays with the signal tokens relabelled by a
-    random permutation (other-play, :mod:`train.signals_otherplay`); engine tables only"""
+    random permutation (other-play, :mod:`train.signals_otherplay`), on engine tables and the batched engine"""
     # --- evaluation, logging, checkpoints
     eval_opponent: str = "heuristic:honest"
     """fixed opponent of the periodic evaluation"""
@@ -454,8 +454,6 @@ def vector_blocker(cfg: PPOConfig, rules) -> str | None:
     """Why the network-only episodes of ``cfg`` cannot run on the batched engine (None: they can)."""
     if cfg.features == "info_state":
         return "info_state features need the decision history, which only engine states keep"
-    if cfg.other_play:
-        return "other_play relabels signal tokens per table: engine tables only"
     if abs(cfg.random_start_score * 1000 - round(cfg.random_start_score * 1000)) > 1e-9:
         return "the batched engine draws random start scores per mille: random_start_score must be a multiple of 0.001"
     return None
@@ -491,6 +489,8 @@ class VectorGames:
         self.actions = np.full(B, -1, np.int32)
         self.seeded = False
         self.fixed_seeded: set[int] = set()  # batched fixed players seeded in this rollout
+        # other_play: each game's token frames, drawn when its episode starts
+        self.relabel = signals_otherplay.Relabellings(rules, B) if cfg.other_play else None
 
     def begin(self) -> None:
         self.live[:] = False
@@ -507,6 +507,8 @@ class VectorGames:
         self.side[b] = -1 if label == "self" else int(rng.integers(self.rules.n_sides))
         self.pool[b] = pool_k
         self.fixed[b] = fixed
+        if self.relabel is not None:
+            self.relabel.draw(b, rng)
 
     def groups(self) -> dict[int, np.ndarray]:
         """Live games by the player of their acting seat: -1 the learner, k >= 0 snapshot k, -2 - f
@@ -519,11 +521,19 @@ class VectorGames:
         return {int(k): live[ctl == k] for k in np.unique(ctl)}
 
     def inputs(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return encode_batch(self.rules, self.obs[idx], self.cfg.features), self.mask[idx].astype(bool)
+        """The network inputs and masks of games ``idx`` (with other-play, in the acting seats' frames)."""
+        obs, mask = encode_batch(self.rules, self.obs[idx], self.cfg.features), self.mask[idx].astype(bool)
+        if self.relabel is not None:
+            obs, mask = self.relabel.observe(obs, idx, self.seat[idx]), self.relabel.mask(mask, idx, self.seat[idx])
+        return obs, mask
 
     def record(self, idx, obs, masks, actions, logp, values, buf: Buffer | None) -> None:
-        """The chosen actions of games ``idx``; learner transitions go to ``buf`` (None: not recorded)."""
-        self.actions[idx] = actions
+        """The chosen actions of games ``idx``; learner transitions go to ``buf`` (None: not recorded).
+
+        Actions chosen on :meth:`inputs` (``obs`` given) are in the seats' frames and are sent through
+        them; a batched fixed player's (``obs`` None) are the game's own."""
+        sent = actions if self.relabel is None or obs is None else self.relabel.act(actions, idx, self.seat[idx])
+        self.actions[idx] = sent
         self.decisions[idx] += 1
         if buf is None:
             return

@@ -664,25 +664,37 @@ def plots(report: dict, out: str) -> dict:
             ax.set_title(f"{report['variant']}: interception sweep (95% CI)", fontsize=9)
             images["sweep"] = save_figure(fig, os.path.join(out, "sweep.png"))
             plt.close(fig)
-    xp = report.get("cross_play")
-    if xp:
-        m = np.array([[c["mean"] for c in row] for row in xp["matrix"]])
-        fig, ax = plt.subplots(figsize=(1.8 + 1.1 * len(m), 1.4 + 1.0 * len(m)))
-        lim = max(1e-9, float(np.abs(m).max()))
-        ax.imshow(m, cmap="RdBu", vmin=-lim, vmax=lim)
-        names = [_short(t) for t in xp["teams"]]
-        ax.set_xticks(range(len(m)), names, fontsize=7, rotation=30)
-        ax.set_yticks(range(len(m)), names, fontsize=7)
-        ax.set_xlabel("partner (seat +2)")
-        ax.set_ylabel("first seat")
-        for i in range(len(m)):
-            for j in range(len(m)):
-                ax.text(j, i, f"{m[i, j]:+.2f}", ha="center", va="center", fontsize=7)
-        ratio = f"{xp['xp_sp_ratio']:.2f}" if xp["xp_sp_ratio"] is not None else "n/a"
-        ax.set_title(f"cross-play, points/hand (XP/SP {ratio})", fontsize=9)
-        images["cross-play"] = save_figure(fig, os.path.join(out, "crossplay.png"))
-        plt.close(fig)
+    if report.get("cross_play"):
+        images["cross-play"] = plot_cross_play(report["cross_play"], os.path.join(out, "crossplay.png"))
     return images
+
+
+def plot_cross_play(xp: dict, path: str, title: str = "cross-play") -> str:
+    """The cross-play matrix of :func:`cross_play` as a heat map (points per hand), written to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    m = np.array([[c["mean"] for c in row] for row in xp["matrix"]])
+    fig, ax = plt.subplots(figsize=(1.8 + 1.1 * len(m), 1.4 + 1.0 * len(m)))
+    lim = max(1e-9, float(np.abs(m).max()))
+    ax.imshow(m, cmap="RdBu", vmin=-lim, vmax=lim)
+    names = [_short(t) for t in xp["teams"]]
+    ax.set_xticks(range(len(m)), names, fontsize=7, rotation=30)
+    ax.set_yticks(range(len(m)), names, fontsize=7)
+    ax.set_xlabel("partner (seat +2)")
+    ax.set_ylabel("first seat")
+    for i in range(len(m)):
+        for j in range(len(m)):
+            ax.text(j, i, f"{m[i, j]:+.2f}", ha="center", va="center", fontsize=7)
+    ratio = f"{xp['xp_sp_ratio']:.2f}" if xp["xp_sp_ratio"] is not None else "n/a"
+    d = xp["xp_minus_sp"]
+    ax.set_title(f"{title}, points/hand\nXP/SP {ratio}; XP - SP {d['mean']:+.2f} [{d['lo']:+.2f}, {d['hi']:+.2f}]",
+                 fontsize=9)
+    out = save_figure(fig, path)
+    plt.close(fig)
+    return out
 
 
 def _short(spec: str) -> str:

@@ -30,6 +30,7 @@ from .signals import (
     leak_intercepts,
     leak_text,
     play_hands,
+    plot_cross_play,
     save_figure,
     summary_text,
 )
@@ -77,6 +78,7 @@ class ExperimentAnalysis:
     influence: int = 400  # receiver decisions re-queried for the causal influence, per team
     per_seed: bool = False  # analyse each run on its own (one worker each) and pool the gaps over seeds
     crossplay: bool = True  # cross-play among the seeds of each channel config
+    crossplay_deals: int = 0  # duplicate deals per cross-play cell (k x k cells per config); 0: ``deals``
     full: bool = True  # per_seed: every metric per run; false: the points with and without the channel only
 
 
@@ -114,7 +116,7 @@ ExperimentRun.SCHEMA = {"config": config.STR, "seeds": config.Setting("list", it
 ExperimentAnalysis.SCHEMA = {"against": config.STR, "deals": config.Int(1, 10**7),
                              "sweep": config.List(config.Float(0.0, 1.0)), "out": config.STR,
                              "influence": config.Int(0, 10**7), "per_seed": config.BOOL, "crossplay": config.BOOL,
-                             "full": config.BOOL}
+                             "crossplay_deals": config.Int(0, 10**7), "full": config.BOOL}
 ExperimentLeak.SCHEMA = {"team": config.STR, "team_options": config.Setting("dict", none=True),
                          "eavesdropper": config.STR, "twin": config.STR, "deals": config.Int(1, 10**7),
                          "seed": config.SEED, "cross": config.BOOL, "sweep": config.List(config.Float(0.0, 1.0)),
@@ -235,7 +237,7 @@ def _write_json(path: str, data: dict) -> None:
 def config_label(path: str) -> str:
     """The short name of a base config: ``configs/signals_ppo_X.yaml`` -> ``X``."""
     name = os.path.splitext(os.path.basename(path))[0]
-    return name.removeprefix("signals_conv_ppo_").removeprefix("signals_ppo_")
+    return name.removeprefix("signals_conv_ppo_").removeprefix("signals_op_ppo_").removeprefix("signals_ppo_")
 
 
 def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, workers: int, log=print,
@@ -248,16 +250,19 @@ def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, worker
     interval over deals) and over seeds for the training procedure (a t interval over the seed means).
     A config without the channel is compared with the channel configs of the same variant: the
     channel team's points minus the twin's, seed-averaged, paired by deal. With ``crossplay``, the
-    seeds of each channel config are also cross-played (reported in the config's entry).
+    seeds of each channel config are also cross-played (reported in the config's entry) on
+    ``crossplay_deals`` duplicate deals per cell (0: ``deals``).
     """
     jobs = [(r, ana, deals) for runs in groups.values() for r in runs]
-    cross = [(base, runs, ana, deals) for base, runs in groups.items()
+    xdeals = int(ana.get("crossplay_deals") or deals)
+    cross = [(base, runs, ana, xdeals) for base, runs in groups.items()
              if ana.get("crossplay") and runs[0].channel and len(runs) > 1]
     per_run: dict[str, dict] = {}
     crossplay: dict[str, dict] = {}
     with ProcessPoolExecutor(max_workers=config.worker_count(workers)) as pool:
+        # the cross-plays first: each is one worker's k x k cells, the longest jobs
+        xfutures = {job[0]: pool.submit(_crossplay_config, job) for job in cross}
         futures = [pool.submit(_analyse_run, j) for j in jobs]
-        xfutures = {base: pool.submit(_crossplay_config, (base, runs, ana, deals)) for base, runs, *_ in cross}
         for fut in futures:
             name, entry = fut.result()
             per_run[name] = entry
@@ -298,6 +303,9 @@ def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, worker
         for label, c in configs.items():
             if c["channel"]:
                 plot_per_seed(label, c, f"{img_prefix}_{label}", ana["against"])
+            if "cross_play" in c:
+                plot_cross_play(c["cross_play"], f"{img_prefix}_{label}_crossplay.png",
+                                f"{label}: cross-play of {len(c['runs'])} seeds vs {ana['against']}")
     return {"configs": configs}
 
 
@@ -407,7 +415,7 @@ def _crossplay_config(job) -> dict:
 
     torch.set_num_threads(1)
     rules = make_rules(runs[0].variant, **runs[0].options)
-    return cross_play(rules, [f"ppo:{r.policy}" for r in runs], ana["against"], deals, seed=0)
+    return {**cross_play(rules, [f"ppo:{r.policy}" for r in runs], ana["against"], deals, seed=0), "deals": deals}
 
 
 def per_seed_text(configs: dict) -> str:
