@@ -40,9 +40,10 @@ def test_cfr_algorithms_are_the_solvers():
 
 
 def _conv_experiment(name: str) -> bool:
-    """configs/signals_conv_<variant>.yaml and signals_leak_<variant>.yaml: the learned-conventions and leak
-    experiments (their PPO bases are signals_conv_ppo_* and signals_leak_ppo_*)."""
-    return any(name.startswith(f"signals_{k}_") and not name.startswith(f"signals_{k}_ppo_") for k in ("conv", "leak"))
+    """configs/signals_conv_<variant>.yaml, signals_mmd_<variant>.yaml and signals_leak_<variant>.yaml: the
+    learned-conventions, regularized (MMD) and leak experiments (PPO bases: signals_<kind>_ppo_*)."""
+    return any(name.startswith(f"signals_{k}_") and not name.startswith(f"signals_{k}_ppo_")
+               for k in ("conv", "mmd", "leak"))
 
 
 def _kind_of(name: str, raw: dict):
@@ -50,7 +51,7 @@ def _kind_of(name: str, raw: dict):
         return ArenaConfig
     if name.startswith("cfr_"):
         return CFRConfig
-    if name.startswith(("ppo_", "signals_ppo_", "signals_conv_ppo_", "signals_leak_ppo_", "learn_small_")):
+    if name.startswith(("ppo_", "signals_ppo_", "signals_conv_ppo_", "signals_mmd_ppo_", "signals_leak_ppo_", "learn_small_")):
         return PPOConfig
     if name.startswith("psro_"):
         return PSROConfig
