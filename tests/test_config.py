@@ -40,10 +40,10 @@ def test_cfr_algorithms_are_the_solvers():
 
 
 def _conv_experiment(name: str) -> bool:
-    """configs/signals_{conv,leak,op}_<variant>.yaml: the learned-conventions, leak and other-play
-    experiments (their PPO bases are signals_{conv,leak,op}_ppo_*)."""
+    """configs/signals_{conv,mmd,leak,op}_<variant>.yaml: the learned-conventions, regularized (MMD), leak and
+    other-play experiments (their PPO bases are signals_<kind>_ppo_*)."""
     return any(name.startswith(f"signals_{k}_") and not name.startswith(f"signals_{k}_ppo_")
-               for k in ("conv", "leak", "op"))
+               for k in ("conv", "mmd", "leak", "op"))
 
 
 def _kind_of(name: str, raw: dict):
@@ -51,8 +51,8 @@ def _kind_of(name: str, raw: dict):
         return ArenaConfig
     if name.startswith("cfr_"):
         return CFRConfig
-    if name.startswith(("ppo_", "signals_ppo_", "signals_conv_ppo_", "signals_leak_ppo_", "signals_op_ppo_",
-                           "learn_small_")):
+    if name.startswith(("ppo_", "signals_ppo_", "signals_conv_ppo_", "signals_mmd_ppo_", "signals_leak_ppo_",
+                         "signals_op_ppo_", "learn_small_")):
         return PPOConfig
     if name.startswith("psro_"):
         return PSROConfig

@@ -13,7 +13,7 @@ import pytest
 from agents import AgentSpecError, make_agent
 from agents.partner_info import DeafAgent, OracleAgent, make_oracle
 from train.signals import analyze, mirror_match, play_hands, signal_agent, summary_text
-from train.signals_bound import bound, bound_factory, bound_row
+from train.signals_bound import DEFAULT_VARIANTS, LE_TRUC_TEAM, bound, bound_factory, bound_markdown, bound_row
 from truc_env.engine import State
 from truc_env.episode import Dealer
 from truc_env.errors import TrucError
@@ -170,6 +170,22 @@ def test_bound_flags_the_mirror_match_of_its_channel_team():
 def test_bound_refuses_variants_without_a_channel(variant, options, match):
     with pytest.raises(TrucError, match=match):
         bound(({"variant": variant, "options": options},), ("random",), deals=4, log=lambda *a: None)
+
+
+def test_bound_against_the_committed_learned_team():
+    """Le Truc 2 vs 2's rows include its committed PPO team as an opponent (issue 17 item 1); the learned
+    column is not played against itself (a mirror match, 0 by construction)."""
+    le_truc = next(v for v in DEFAULT_VARIANTS if v["variant"] == "le_truc_4p")
+    assert le_truc["learned"]["spec"] == LE_TRUC_TEAM and LE_TRUC_TEAM in le_truc["also_against"]
+    report = bound((le_truc,), deals=2, seed=0, log=lambda *a: None)
+    rows = {r["against"]: r for r in report["rows"]}
+    assert list(rows) == ["random", "heuristic:honest", LE_TRUC_TEAM]
+    assert "learned" in rows["random"]["points"] and "learned" not in rows[LE_TRUC_TEAM]["points"]
+    assert "0 by construction" in rows[LE_TRUC_TEAM]["learned"]["not_played"]
+    assert rows[LE_TRUC_TEAM]["gap"]["deaf_minus_muted"]["hi"] == 0.0  # the control holds against PPO too
+    assert "0 (itself)" in bound_markdown(report, None)
+    # only the default variants get extra opponents; an explicit list replaces them
+    assert [r["against"] for r in bound((le_truc,), ("random",), deals=2, log=lambda *a: None)["rows"]] == ["random"]
 
 
 def test_bound_refuses_bad_input():

@@ -11,6 +11,10 @@ Per partnership variant with a signal channel and per opposing team, on the same
   hand for hand whenever the heuristic's signals reach nobody else);
 - **learned** (optional): a trained team, under the Rules it was trained for, on the same deals.
 
+Opponents: ``random`` and ``heuristic:honest`` everywhere, plus, per variant, its committed learned team
+where one plays that variant's channel Rules (Le Truc 2 vs 2: ``ppo:models/signals_le_truc_4p.pt``), so
+the bounded team is also measured against the best learned team.
+
 Gaps are paired by deal: ``oracle - muted`` is what perfect partner knowledge is worth to this way
 of playing, ``channel - muted`` what the truthful channel delivers of it.
 """
@@ -30,8 +34,12 @@ from .signals import fmt_ci, mirror_match, play_hands, save_figure, signal_agent
 from .stats import mean_ci
 
 # The four partnership variants with a channel: their own signals, or the mode named.
+# ``learned``: a committed team, played in the ``learned`` column; ``also_against``: opponents added to the
+# default ones for that variant alone (a PPO team plays only the Rules it was trained for).
+LE_TRUC_TEAM = "ppo:models/signals_le_truc_4p.pt"
 DEFAULT_VARIANTS = (
-    {"variant": "le_truc_4p", "options": {}},
+    {"variant": "le_truc_4p", "options": {}, "learned": {"spec": LE_TRUC_TEAM, "options": {}},
+     "also_against": (LE_TRUC_TEAM,)},
     {"variant": "truco_paulista", "options": {"players": 4, "signals": {"mode": "free", "vocab": 8}},
      "learned": {"spec": "ppo:models/ppo_paulista.pt", "options": {"players": 4}}},
     {"variant": "truco_mineiro", "options": {"players": 4, "signals": {"mode": "card"}}},
@@ -65,6 +73,11 @@ def bound_row(variant: str, options: dict, against: str, deals: int, seed: int =
     rules = _channel_rules(variant, options)
     if against.startswith(ORACLE_PREFIX):
         raise TrucError(f"--against {against!r}: the oracle is the team being bounded, never the opponent")
+    if learned:  # checked before any hand is played
+        lrules = make_rules(variant, **learned.get("options", {}))
+        if lrules.deck != rules.deck or lrules.players != rules.players:
+            raise TrucError(f"learned team {learned['spec']!r}: its Rules deal other cards than {variant} "
+                            f"{json.dumps(options)}; the comparison needs the same deals")
     base = f"heuristic:{style}"
     played = {
         "oracle": play_hands(rules, f"{ORACLE_PREFIX}{base}", against, deals, seed, factory=bound_factory),
@@ -76,12 +89,11 @@ def bound_row(variant: str, options: dict, against: str, deals: int, seed: int =
     row = {"variant": variant, "options": options, "signal_mode": rules.signals.mode, "against": against,
            "deals": deals, "seed": seed, "team": base}
     if learned:
-        lrules = make_rules(variant, **learned.get("options", {}))
-        if lrules.deck != rules.deck or lrules.players != rules.players:
-            raise TrucError(f"learned team {learned['spec']!r}: its Rules deal other cards than {variant} "
-                            f"{json.dumps(options)}; the comparison needs the same deals")
-        pts["learned"] = play_hands(lrules, learned["spec"], against, deals, seed).points
         row["learned"] = {"spec": learned["spec"], "options": learned.get("options", {})}
+        if mirror_match(learned["spec"], against):
+            row["learned"]["not_played"] = "the learned team against itself: 0 by construction"
+        else:
+            pts["learned"] = play_hands(lrules, learned["spec"], against, deals, seed).points
     row["points"] = {k: mean_ci(v) for k, v in pts.items()}
     row["gap"] = {f"{k}_minus_muted": mean_ci(v - pts["muted"]) for k, v in pts.items() if k != "muted"}
     # a share of the bound means something only where the bound itself is resolved above 0
@@ -93,16 +105,19 @@ def bound_row(variant: str, options: dict, against: str, deals: int, seed: int =
     return row
 
 
-def bound(variants=DEFAULT_VARIANTS, against=DEFAULT_AGAINST, deals: int = 500, seed: int = 0,
+def bound(variants=DEFAULT_VARIANTS, against=None, deals: int = 500, seed: int = 0,
           style: str = "honest", out: str | None = None, img_prefix: str | None = None, log=print) -> dict:
-    """Every (variant, opponent) row; writes ``bound.json``, ``bound.md`` and ``bound.png`` to ``out``."""
+    """Every (variant, opponent) row; writes ``bound.json``, ``bound.md`` and ``bound.png`` to ``out``.
+
+    ``against``: the opposing teams of every variant; None: :data:`DEFAULT_AGAINST` plus each variant's
+    ``also_against`` (its committed learned team)."""
     if deals < 2:
         raise TrucError(f"--deals {deals}: the intervals need at least 2 duplicate deals")
     for v in variants:  # every bad option is refused before any hand is played
         _channel_rules(v["variant"], v.get("options", {}))
     report = {"deals": deals, "seed": seed, "style": style, "rows": []}
     for v in variants:
-        for a in against:
+        for a in against or (*DEFAULT_AGAINST, *v.get("also_against", ())):
             log(f"bound: {v['variant']} {json.dumps(v.get('options', {}))} against {a}, {deals} duplicate deals")
             report["rows"].append(bound_row(v["variant"], v.get("options", {}), a, deals, seed, style,
                                             v.get("learned")))
@@ -133,6 +148,8 @@ def bound_text(report: dict) -> str:
                          "the truth (see docs/signals.md, the bound), so the oracle is no upper bound here")
         if r.get("zero_by_construction"):
             lines.append(f"  NOTE: {r['zero_by_construction']}")
+        if (r.get("learned") or {}).get("not_played"):
+            lines.append(f"  learned: not played ({r['learned']['not_played']})")
     return "\n".join(lines)
 
 
@@ -144,7 +161,8 @@ def bound_markdown(report: dict, image: str | None) -> str:
           "|---|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
         p, g = r["points"], r["gap"]
-        learned = f"{fmt_ci(p['learned'], 2)} ({r['learned']['spec']})" if "learned" in p else "—"
+        learned = (f"{fmt_ci(p['learned'], 2)} ({r['learned']['spec']})" if "learned" in p
+                   else "0 (itself)" if (r.get("learned") or {}).get("not_played") else "—")
         md.append(f"| {_label(r)} | {r['against']} | " + " | ".join(fmt_ci(p[k], 2) for k in TEAMS)
                   + f" | {fmt_ci(g['oracle_minus_muted'], 2)} | {fmt_ci(g['channel_minus_muted'], 2)} | {learned} |")
     md.append("")
@@ -170,6 +188,13 @@ def write_bound(report: dict, out: str, img_prefix: str | None = None) -> str:
     return image
 
 
+def _short(spec: str) -> str:
+    """An opponent's spec for an axis label: ``heuristic:honest`` -> ``h:honest``, ``ppo:DIR/NAME.pt`` -> ``ppo:NAME``."""
+    if spec.startswith("ppo:"):
+        return "ppo:" + os.path.splitext(os.path.basename(spec[4:]))[0]
+    return spec.replace("heuristic:", "h:")
+
+
 def bound_plot(report: dict, path: str) -> str:
     """Grouped bars: each team's points per hand, per (variant, opponent), with 95% intervals."""
     import matplotlib
@@ -192,8 +217,7 @@ def bound_plot(report: dict, path: str) -> str:
             lo.append(c["mean"] - c["lo"])
             hi.append(c["hi"] - c["mean"])
         ax.bar(xs, ys, width, yerr=[lo, hi], label=team, capsize=2)
-    ax.set_xticks(range(len(rows)), [f"{r['variant']}\nvs {r['against'].replace('heuristic:', 'h:')}" for r in rows],
-                  fontsize=7)
+    ax.set_xticks(range(len(rows)), [f"{r['variant']}\nvs {_short(r['against'])}" for r in rows], fontsize=7)
     ax.axhline(0, color="grey", lw=0.7)
     ax.set_ylabel("points per hand (95% CI)")
     ax.legend(fontsize=7, ncol=len(teams))
@@ -209,10 +233,12 @@ def add_arguments(p) -> None:
     """The options of ``truc analyze bound``."""
     p.add_argument("--variant", default=None,
                    help="one partnership variant (default: le_truc_4p, truco_paulista, truco_mineiro, "
-                   "truco_argentino, 4 players, each with a channel)")
+                   "truco_argentino, 4 players, each with a channel); without --options and --learned, one of "
+                   "these four takes its rows of the default set (its options, learned team and opponents)")
     p.add_argument("--options", default=None, help="with --variant: its options as JSON (must leave a channel on)")
     p.add_argument("--against", action="append", default=[],
-                   help="an opposing team's spec; repeat (default: random and heuristic:honest)")
+                   help="an opposing team's spec; repeat (default: random, heuristic:honest and, in le_truc_4p, "
+                   "the committed learned team)")
     p.add_argument("--style", default="honest", help="the heuristic style of the bounded team")
     p.add_argument("--learned", default=None, help="with --variant: a trained team's spec, played on the same deals")
     p.add_argument("--learned-options", default=None, help="the Rules options the learned team was trained for (JSON)")
@@ -230,7 +256,10 @@ def run_cli(args) -> None:
 
     if args.style not in STYLES:
         raise TrucError(f"--style {args.style!r}: the bounded team is a heuristic; styles: {', '.join(STYLES)}")
-    if args.variant:
+    defaults = {v["variant"]: v for v in DEFAULT_VARIANTS}
+    if args.variant and args.variant in defaults and not (args.options or args.learned or args.learned_options):
+        variants = (defaults[args.variant],)
+    elif args.variant:
         v = {"variant": args.variant, "options": parse_options(args.options)}
         if args.learned:
             v["learned"] = {"spec": args.learned, "options": parse_options(args.learned_options)}
@@ -239,11 +268,13 @@ def run_cli(args) -> None:
         raise TrucError("--options and --learned go with --variant (the default set has its own)")
     else:
         variants = DEFAULT_VARIANTS
-    if any((v.get("learned") or {}).get("spec", "").startswith("ppo:") for v in variants):
+    specs = [(v.get("learned") or {}).get("spec", "") for v in variants] + list(args.against)
+    specs += [a for v in variants for a in (() if args.against else v.get("also_against", ()))]
+    if any(s.startswith("ppo:") for s in specs):
         import torch  # small networks, one decision at a time: extra threads only contend
 
         torch.set_num_threads(1)
-    report = bound(variants, tuple(args.against) or DEFAULT_AGAINST, args.deals, args.seed, args.style, args.out,
+    report = bound(variants, tuple(args.against) or None, args.deals, args.seed, args.style, args.out,
                    args.img_prefix, log=lambda m: print(m, flush=True))
     print(bound_text(report))
     if args.out:

@@ -9,6 +9,7 @@ train each with; run ``<name>_s<seed>`` goes to ``{out_dir}/{name}_s{seed}/``. R
 from __future__ import annotations
 
 import os
+import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 
@@ -215,7 +216,7 @@ def run_experiment(path: str, steps: int | None = None, train: bool = True, deal
     results = {"experiment": path, "against": against, "deals": deals, "configs": {}}
     if ana.get("per_seed"):
         results.update(analyse_per_seed(groups, ana, deals, int(exp.get("workers", 2)), log,
-                                        img_prefix=os.path.join(img_dir, "signals_conv")))
+                                        img_prefix=os.path.join(img_dir, experiment_family(path))))
         _write_json(os.path.join(out_root, "experiment.json"), results)
         return results
     jobs = [(config, runs, against, deals, sweep, out_root, img_dir) for config, runs in groups.items()]
@@ -235,9 +236,16 @@ def _write_json(path: str, data: dict) -> None:
 
 
 def config_label(path: str) -> str:
-    """The short name of a base config: ``configs/signals_ppo_X.yaml`` -> ``X``."""
+    """The short name of a base config: ``configs/signals_ppo_X.yaml`` or ``signals_<family>_ppo_X.yaml`` -> ``X``."""
     name = os.path.splitext(os.path.basename(path))[0]
-    return name.removeprefix("signals_conv_ppo_").removeprefix("signals_op_ppo_").removeprefix("signals_ppo_")
+    return re.sub(r"^signals_(?:[a-z]+_)?ppo_", "", name)
+
+
+def experiment_family(path: str) -> str:
+    """The figures' prefix of an experiment file: ``configs/signals_mmd_le_truc_4p.yaml`` -> ``signals_mmd``
+    (so that the MMD runs' figures do not overwrite the plain ones, ``signals_conv_*``)."""
+    m = re.match(r"signals_[a-z]+(?=_)", os.path.basename(path))
+    return m.group(0) if m else "signals_conv"
 
 
 def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, workers: int, log=print,
