@@ -3,7 +3,8 @@
 The pins below were taken before the driver replaced the arena's, the signals kit's, the demo's and
 PPO's own loops and dealers: the same seeds must keep giving the same records, tables and losses.
 (The arena pins were re-taken from main's code without the driver when main's arena summary
-changed; both gave the same hashes as this branch.)
+changed; both gave the same hashes as this branch. They hash the summary with its floats rounded to 9
+digits, re-taken from that code: the Bradley-Terry fit's last bits differ between CPUs.)
 """
 
 import hashlib
@@ -31,17 +32,29 @@ PAULISTA_4P = {"players": 4, "signals": {"mode": "free", "vocab": 2, "intercept"
 
 
 @pytest.mark.parametrize("name,kw,pinned", [
-    ("le_truc", {"variant": "le_truc", "episode": "game"}, "e124004b5fcd10a3"),
-    ("paulista_4p", {"variant": "truco_paulista", "options": PAULISTA_4P, "episode": "hand"}, "d5c60232e4b1806d"),
+    ("le_truc", {"variant": "le_truc", "episode": "game"}, "6fb92f97aef10feb"),
+    ("paulista_4p", {"variant": "truco_paulista", "options": PAULISTA_4P, "episode": "hand"}, "e142413aa108727a"),
     # pinned from the code before the driver too: won/lost of a put_n hand is now the side ahead
-    ("put_n", {"variant": "put_n", "options": {"players": 3}, "episode": "hand"}, "334d6fb658959306"),
+    ("put_n", {"variant": "put_n", "options": {"players": 3}, "episode": "hand"}, "5e65e24f3efc72d3"),
 ])
 def test_arena_records_and_tables_are_those_of_before(tmp_path, name, kw, pinned):
     out = tmp_path / name
     cfg = ArenaConfig.from_dict({"agents": ["random", "heuristic:honest"], "deals": 4, "workers": 1,
                                  "out": str(out), **kw})
     run_arena(cfg, progress=False)
-    assert _digest((out / "games.jsonl").read_bytes() + (out / "summary.json").read_bytes()) == pinned
+    # the fits' floats are rounded: BLAS gives other last bits on other CPUs, the tables are the same
+    summary = json.dumps(_rounded(json.loads((out / "summary.json").read_text())), sort_keys=True)
+    assert _digest((out / "games.jsonl").read_bytes() + summary.encode()) == pinned
+
+
+def _rounded(x):
+    if isinstance(x, float):
+        return float(f"{x:.9g}")
+    if isinstance(x, dict):
+        return {k: _rounded(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_rounded(v) for v in x]
+    return x
 
 
 def test_signals_kit_output_is_that_of_before():
@@ -80,7 +93,8 @@ PPO_PINS = {  # first update: policy loss, value loss, entropy, episodes, mean e
 def test_ppo_first_update_losses_are_those_of_before(tmp_path, rollout, reward):
     row = _first_update(tmp_path, rollout, reward)
     got = (row["policy_loss"], row["value_loss"], row["entropy"], row["episodes"], row["episode_length"])
-    assert np.allclose(got, PPO_PINS[rollout, reward], rtol=1e-6, atol=1e-9), got
+    # float32 losses: another CPU's kernels move the last digits (3e-6 seen), a real change moves more
+    assert np.allclose(got, PPO_PINS[rollout, reward], rtol=1e-4, atol=1e-7), got
 
 
 # ------------------------------------------------------------------------------------------- the driver

@@ -150,7 +150,7 @@ def test_other_play_frames_on_the_batched_engine_equal_the_tables():
     B, features, L = 12, "observation+strength", layout_of(rules)
     venv = VectorEnv(rules, B, seed=7, backend="numba")
     ref, batch = Reference(venv), Relabellings(rules, B)
-    tables, chosen = [None] * B, [{} for _ in range(B)]  # per game: seat -> token chosen in its frame
+    tables, chosen = [None] * B, [{} for _ in range(B)]  # per game: seat -> tokens chosen in its frame this hand
     frames = iter(range(10**6))
 
     def new_frame(b):  # one relabelling per game per episode: the same draws on both paths
@@ -181,16 +181,19 @@ def test_other_play_frames_on_the_batched_engine_equal_the_tables():
             assert sent[b] == t.act(int(frame[b]), s) and mask[b, sent[b]]
             side, moved = rules.side(s), bool(batch.relabelled([b], [s])[0])
             phi = batch.phi[b, side]
-            actual = dict(shown_tokens(rules, obs[b], s))
-            for sender, shown in shown_tokens(rules, x[b], s):
+            if not st.signals:
+                chosen[b] = {}  # a new hand: its signal slots start empty
+            actual = shown_tokens(rules, obs[b], s)  # slot by slot: a seat may signal twice in a hand
+            own = []
+            for (sender, shown), (sent_by, token) in zip(shown_tokens(rules, x[b], s), actual, strict=True):
                 mine = moved and rules.side(sender) == side
-                assert shown == (np.argsort(phi)[actual[sender]] if mine else actual[sender])
-                if sender == s and s in chosen[b]:
-                    assert shown == chosen[b][s], "a seat reads its own signal back as it chose it"
-                    reads += moved
+                assert sender == sent_by and shown == (np.argsort(phi)[token] if mine else token)
+                own += [shown] if sender == s else []
+            assert own == chosen[b].get(s, [])[:len(own)], "a seat reads its own signals back as it chose them"
+            reads += moved * len(own)
             tok = int(frame[b]) - L.signal
             if 0 <= tok < len(L.signal_tokens):
-                chosen[b][s] = tok
+                chosen[b].setdefault(s, []).append(tok)
                 assert sent[b] - L.signal == (phi[tok] if moved else tok)
                 moved_signals += moved and tok > 0
         obs, mask, reward, done, seat = venv.step(sent.astype(np.int32))

@@ -256,9 +256,9 @@ def run_cli(args) -> None:
 
     if args.style not in STYLES:
         raise TrucError(f"--style {args.style!r}: the bounded team is a heuristic; styles: {', '.join(STYLES)}")
-    defaults = {v["variant"]: v for v in DEFAULT_VARIANTS}
-    if args.variant and args.variant in defaults and not (args.options or args.learned or args.learned_options):
-        variants = (defaults[args.variant],)
+    default = next((v for v in DEFAULT_VARIANTS if v["variant"] == args.variant), None)  # the experiment's set
+    if default is not None and not (args.options or args.learned or args.learned_options):
+        variants = (default,)
     elif args.variant:
         v = {"variant": args.variant, "options": parse_options(args.options)}
         if args.learned:
