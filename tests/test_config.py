@@ -52,7 +52,7 @@ def _kind_of(name: str, raw: dict):
     if name.startswith("cfr_"):
         return CFRConfig
     if name.startswith(("ppo_", "signals_ppo_", "signals_conv_ppo_", "signals_mmd_ppo_", "signals_leak_ppo_",
-                         "signals_op_ppo_", "learn_small_")):
+                         "signals_op_ppo_", "learn_small_", "learn_le_truc_")):
         return PPOConfig
     if name.startswith("psro_"):
         return PSROConfig

@@ -37,13 +37,19 @@ from .stats import mean_ci
 # ``learned``: a committed team, played in the ``learned`` column; ``also_against``: opponents added to the
 # default ones for that variant alone (a PPO team plays only the Rules it was trained for).
 LE_TRUC_TEAM = "ppo:models/signals_le_truc_4p.pt"
+MINEIRO_4P = {"players": 4, "signals": {"mode": "card"}}
+MINEIRO_TEAM = "ppo:models/signals_truco_mineiro_4p.pt"  # configs/signals_conv_ppo_truco_mineiro_4p.yaml
+ARGENTINO_4P = {"players": 4, "signals": {"mode": "senas"}}
+ARGENTINO_TEAM = "ppo:models/signals_truco_argentino_4p.pt"  # configs/signals_conv_ppo_truco_argentino_4p.yaml
 DEFAULT_VARIANTS = (
     {"variant": "le_truc_4p", "options": {}, "learned": {"spec": LE_TRUC_TEAM, "options": {}},
      "also_against": (LE_TRUC_TEAM,)},
     {"variant": "truco_paulista", "options": {"players": 4, "signals": {"mode": "free", "vocab": 8}},
      "learned": {"spec": "ppo:models/ppo_paulista.pt", "options": {"players": 4}}},
-    {"variant": "truco_mineiro", "options": {"players": 4, "signals": {"mode": "card"}}},
-    {"variant": "truco_argentino", "options": {"players": 4, "signals": {"mode": "senas"}}},
+    {"variant": "truco_mineiro", "options": MINEIRO_4P, "learned": {"spec": MINEIRO_TEAM, "options": MINEIRO_4P},
+     "also_against": (MINEIRO_TEAM,)},
+    {"variant": "truco_argentino", "options": ARGENTINO_4P, "learned": {"spec": ARGENTINO_TEAM, "options": ARGENTINO_4P},
+     "also_against": (ARGENTINO_TEAM,)},
 )
 DEFAULT_AGAINST = ("random", "heuristic:honest")
 TEAMS = ("oracle", "channel", "muted", "deaf")
@@ -238,7 +244,7 @@ def add_arguments(p) -> None:
     p.add_argument("--options", default=None, help="with --variant: its options as JSON (must leave a channel on)")
     p.add_argument("--against", action="append", default=[],
                    help="an opposing team's spec; repeat (default: random, heuristic:honest and, in le_truc_4p, "
-                   "the committed learned team)")
+                   "truco_mineiro and truco_argentino, the variant's committed learned team)")
     p.add_argument("--style", default="honest", help="the heuristic style of the bounded team")
     p.add_argument("--learned", default=None, help="with --variant: a trained team's spec, played on the same deals")
     p.add_argument("--learned-options", default=None, help="the Rules options the learned team was trained for (JSON)")
