@@ -43,7 +43,7 @@ class CardClasses:
 
     members: tuple  # class -> tuple of card ids (ascending)
     index: np.ndarray  # [class, k] -> deck index of the k-th card of the class (-1 past the end)
-    card_class: np.ndarray  # deck index -> class
+    card_class: np.ndarray  # deck index -> class (-1: the vira, in no class)
 
     @classmethod
     def of(cls, tree_or_ab, rules: Rules) -> CardClasses:
@@ -51,11 +51,11 @@ class CardClasses:
         from truc_env.actions import layout_of
 
         L = layout_of(rules)
-        members = tuple(tuple(sorted(c for c in rules.deck if ab.card_class[c] == k)) for k in range(ab.n_classes))
+        members = tuple(tuple(sorted(c for c in rules.deck if ab.card_class.get(c) == k)) for k in range(ab.n_classes))
         index = np.full((ab.n_classes, max(ab.mult)), -1, dtype=np.int64)
         for k, ms in enumerate(members):
             index[k, :len(ms)] = [L.card_index[c] for c in ms]
-        card_class = np.array([ab.card_class[c] for c in L.deck], dtype=np.int64)
+        card_class = np.array([ab.card_class.get(c, -1) for c in L.deck], dtype=np.int64)  # the vira: -1
         return cls(members, index, card_class)
 
 
@@ -97,11 +97,17 @@ def node_path(tree: PublicTree, node: int, parents=None) -> list[tuple[int, int]
     return out[::-1]
 
 
-def deal_cards(state: State, hands: list[list[int]]) -> None:
-    """Deal these cards (each seat's list in dealt order) by explicit chance outcomes."""
+def deal_cards(state: State, hands: list[list[int]], vira: int = -1) -> None:
+    """Deal these cards (each seat's list in dealt order) by explicit chance outcomes, and turn
+    ``vira`` when the deal turns one (Paulista)."""
     taken = [0] * len(hands)
     while state.is_chance_node():
         seat = state.deal_seq[-1]
+        if seat < 0:
+            if vira < 0:
+                raise TrucError(f"{state.rules.variant} turns a vira: say which (vira=card)")
+            state.apply_action(vira)
+            continue
         state.apply_action(hands[seat][taken[seat]])
         taken[seat] += 1
 
@@ -117,6 +123,7 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
     engine cannot realise it (the hand holds a card the opponent played; a first hand too).
     ``others`` (with envido, where every card is its own class): the opponent's hands the public
     actions allow; the first one that fits is dealt, so the engine announces the path's envido result.
+    Paulista: the deal turns the abstraction's vira (``ab.vira``), which no hand holds.
     """
     members = [list(m) for m in CardClasses.of(ab, rules).members]
     if perm is not None:
@@ -141,7 +148,7 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
     if min(need) < 0 or any(used[c] + k > len(members[c]) for c, k in enumerate(need)):
         return None
     own = played[actor] + [x for c, k in enumerate(need) for x in members[c][used[c]:used[c] + k]]
-    taken = set(own) | set(played[1 - actor])
+    taken = set(own) | set(played[1 - actor]) | ({ab.vira} if ab.vira >= 0 else set())
     first = None
     if first_hand is not None:
         first = [[], []]
@@ -170,7 +177,7 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
         deal_cards(st, first)
         st.apply_action(st.L.REDEAL)
         st.apply_action(st.L.ACCEPT)
-    deal_cards(st, hands)
+    deal_cards(st, hands, ab.vira)
     it = iter(cards)
     for _, lab in path:
         if is_reveal(lab):  # the engine announces it from the dealt hands: check it agrees
@@ -284,19 +291,38 @@ def scatter_logits(logits, row_node, row_hand, row_cards, perm, nonplay, play, n
             sigma[s] += weight * (q / tot if tot > 0 else 1.0 / (a1 - a0))
 
 
-def root_state(rules: Rules, dealer: int, score, after_redeal: bool) -> State:
-    """The public tree's root as an engine state: every card playable by both seats."""
+def root_state(rules: Rules, dealer: int, score, after_redeal: bool, vira: int = -1) -> State:
+    """The public tree's root as an engine state: every card playable by both seats (Paulista: after
+    ``vira`` is turned, every card but it)."""
     st = State(rules, episode="hand", dealer=dealer, score=list(score))
-    deck = list(rules.deck)
+    deck = [c for c in rules.deck if c != vira]
     hs = rules.hand_size
     if after_redeal:
         deal_cards(st, [deck[:hs], deck[hs:2 * hs]])
         st.apply_action(st.L.REDEAL)
         st.apply_action(st.L.ACCEPT)
-    deal_cards(st, [deck[-hs:], deck[-2 * hs:-hs]])
+    deal_cards(st, [deck[-hs:], deck[-2 * hs:-hs]], vira)
     st.hands = [list(deck), list(deck)]
     st._legal = None
     return st
+
+
+def renamed_for_vira(tree: PublicTree, vira: int) -> PublicTree:
+    """``tree`` (built for one vira of a subgame, :func:`agents.cfr.tree.vira_subgames`) as the tree of
+    another vira of it: the same arrays (the same game up to renaming cards), the cards named by that
+    vira's abstraction."""
+    from dataclasses import replace
+
+    from .abstraction import make_abstraction
+
+    if tree.vira < 0:
+        raise TrucError("this public tree turns no vira")
+    ab = make_abstraction(tree.rules, tree.abstraction.kind, vira)
+    if ab.mult != tree.abstraction.mult:
+        fam = tree.rules.family
+        raise TrucError(f"vira {fam.format(vira)} is not in the subgame of vira {fam.format(tree.vira)} "
+                        f"(class sizes {ab.mult} against {tree.abstraction.mult})")
+    return replace(tree, abstraction=ab, vira=vira)
 
 
 # ---------------------------------------------------------------------------------- best response
