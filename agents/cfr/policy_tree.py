@@ -291,6 +291,50 @@ def scatter_logits(logits, row_node, row_hand, row_cards, perm, nonplay, play, n
             sigma[s] += weight * (q / tot if tot > 0 else 1.0 / (a1 - a0))
 
 
+@njit(cache=True)
+def _uniform_rows(actor, hs, hs_off, hs_hands, played, hand_counts, act_start, label, iset_off, iset_start, slot_k,
+                  nature, sigma):
+    for n in range(actor.shape[0]):
+        q = actor[n]
+        if q == nature:
+            continue
+        s = hs[n, q]
+        for j in range(hs_off[s + 1] - hs_off[s]):
+            h = hs_hands[hs_off[s] + j]
+            i = iset_off[n] + j
+            a0, a1 = iset_start[i], iset_start[i + 1]
+            tot = 0.0
+            for t in range(a0, a1):
+                lab = label[act_start[n] + slot_k[t]]
+                w = 1.0
+                if lab >= PLAY:
+                    w = max(hand_counts[h, lab - PLAY] - played[s, lab - PLAY], 0)
+                elif lab == STUCK:
+                    w = 0.0
+                sigma[t] = w
+                tot += w
+            for t in range(a0, a1):
+                sigma[t] = sigma[t] / tot if tot > 0 else 1.0 / (a1 - a0)
+
+
+def uniform_table(tree: PublicTree, solver: PublicTreeSolver) -> np.ndarray:
+    """The table of the uniformly random policy over the engine's legal actions, written directly: every
+    non-card action weight 1, a class play the number of the hand's unplayed cards of that class (no
+    card play for ``STUCK``). Where every card is public by its class alone (no envido, no flor), legal
+    actions depend only on the public node and the hand, so this is what asking the random agent at
+    every information set gives (tested), without an engine state per information set."""
+    from .tree import NATURE
+
+    ab = tree.abstraction
+    played = np.array(tree.hs_counts, dtype=np.int64).reshape(len(tree.hs_counts), -1)
+    hand_counts = np.array([ab.counts(h) for h in ab.hands], dtype=np.int64)
+    sigma = np.zeros(solver.n_slots)
+    _uniform_rows(tree.actor.astype(np.int64), tree.hs.astype(np.int64), tree.hs_off, tree.hs_hands.astype(np.int64),
+                  played, hand_counts, tree.act_start, tree.label.astype(np.int64), solver.iset_off, solver.iset_start,
+                  solver.slot_k.astype(np.int64), NATURE, sigma)
+    return sigma
+
+
 def root_state(rules: Rules, dealer: int, score, after_redeal: bool, vira: int = -1) -> State:
     """The public tree's root as an engine state: every card playable by both seats (Paulista: after
     ``vira`` is turned, every card but it)."""
