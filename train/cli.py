@@ -165,7 +165,7 @@ def cmd_exploitability(args) -> None:
     agent = make_agent(args.agent, rules, seed=args.seed)
     result = policy_exploitability(agent, rules, dealer=args.dealer, abstraction=args.abstraction,
                                    first_hands=args.first_hands, suits=args.suits, seed=args.seed,
-                                   progress=not args.quiet,
+                                   progress=not args.quiet, viras=args.viras,
                                    keep=args.check_hands > 0,
                                    cache_dir=None if args.no_cache else (args.cache_dir or default_cache_dir()))
     parts = result.pop("parts", None)
@@ -177,6 +177,9 @@ def cmd_exploitability(args) -> None:
     print(f"  exploitability {result['exploitability']:.4f} points per hand")
     print(f"  best response as seat 0 (dealer: {d == 0}) {result['br0']:+.4f}; as seat 1 {result['br1']:+.4f}")
     print(f"  the policy's value for seat 0 in self-play {result['value_seat0']:+.4f}")
+    if "viras" in result:
+        print(f"  over {len(result['viras'])} viras asked ({result['viras_asked']}) in "
+              f"{len(result['subgames'])} subgames, weighted by their chance")
     if "cont" in result:
         c = result["cont"]
         print(f"  after an accepted redeal: best responses {c['br0']:+.4f} / {c['br1']:+.4f}")
@@ -260,6 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="first hands sampled per seat for the play after a redeal (averaged)")
     ex.add_argument("--suits", type=int, default=1,
                     help="1: one canonical suit assignment; k > 1: average over k random suit relabellings")
+    ex.add_argument("--viras", choices=["all", "subgames"], default="all",
+                    help="heads-up Paulista: ask the policy after every vira (exact), or after one vira per "
+                    "subgame (exact for cfr:PATH and random, a projection for a network)")
     ex.add_argument("--check-hands", type=int, default=0,
                     help="self-play hands on which to measure the projection error (0: skip)")
     ex.add_argument("--seed", type=int, default=0)

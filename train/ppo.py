@@ -263,6 +263,9 @@ class PPOConfig:
              "average needs exploitability_every > 0 (the iterates it averages are the ones measured)")
         if self.average != "none" and make_rules(self.variant, **(self.options or {})).redeal:
             need(False, "average needs options.redeal: false (the average is kept on the tree of one hand)")
+        if self.average != "none" and make_rules(self.variant, **(self.options or {})).vira:
+            need(False, "average needs a game without a vira (the average is kept on the tree of one hand; "
+                 "heads-up Paulista has one per vira); exploitability_every alone measures it")
         if self.other_play:
             try:
                 signals_otherplay.check_applies(make_rules(self.variant, **(self.options or {})))

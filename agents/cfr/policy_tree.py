@@ -43,7 +43,7 @@ class CardClasses:
 
     members: tuple  # class -> tuple of card ids (ascending)
     index: np.ndarray  # [class, k] -> deck index of the k-th card of the class (-1 past the end)
-    card_class: np.ndarray  # deck index -> class
+    card_class: np.ndarray  # deck index -> class (-1: the vira, in no class)
 
     @classmethod
     def of(cls, tree_or_ab, rules: Rules) -> CardClasses:
@@ -51,11 +51,11 @@ class CardClasses:
         from truc_env.actions import layout_of
 
         L = layout_of(rules)
-        members = tuple(tuple(sorted(c for c in rules.deck if ab.card_class[c] == k)) for k in range(ab.n_classes))
+        members = tuple(tuple(sorted(c for c in rules.deck if ab.card_class.get(c) == k)) for k in range(ab.n_classes))
         index = np.full((ab.n_classes, max(ab.mult)), -1, dtype=np.int64)
         for k, ms in enumerate(members):
             index[k, :len(ms)] = [L.card_index[c] for c in ms]
-        card_class = np.array([ab.card_class[c] for c in L.deck], dtype=np.int64)
+        card_class = np.array([ab.card_class.get(c, -1) for c in L.deck], dtype=np.int64)  # the vira: -1
         return cls(members, index, card_class)
 
 
@@ -97,11 +97,17 @@ def node_path(tree: PublicTree, node: int, parents=None) -> list[tuple[int, int]
     return out[::-1]
 
 
-def deal_cards(state: State, hands: list[list[int]]) -> None:
-    """Deal these cards (each seat's list in dealt order) by explicit chance outcomes."""
+def deal_cards(state: State, hands: list[list[int]], vira: int = -1) -> None:
+    """Deal these cards (each seat's list in dealt order) by explicit chance outcomes, and turn
+    ``vira`` when the deal turns one (Paulista)."""
     taken = [0] * len(hands)
     while state.is_chance_node():
         seat = state.deal_seq[-1]
+        if seat < 0:
+            if vira < 0:
+                raise TrucError(f"{state.rules.variant} turns a vira: say which (vira=card)")
+            state.apply_action(vira)
+            continue
         state.apply_action(hands[seat][taken[seat]])
         taken[seat] += 1
 
@@ -117,6 +123,7 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
     engine cannot realise it (the hand holds a card the opponent played; a first hand too).
     ``others`` (with envido, where every card is its own class): the opponent's hands the public
     actions allow; the first one that fits is dealt, so the engine announces the path's envido result.
+    Paulista: the deal turns the abstraction's vira (``ab.vira``), which no hand holds.
     """
     members = [list(m) for m in CardClasses.of(ab, rules).members]
     if perm is not None:
@@ -141,7 +148,7 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
     if min(need) < 0 or any(used[c] + k > len(members[c]) for c, k in enumerate(need)):
         return None
     own = played[actor] + [x for c, k in enumerate(need) for x in members[c][used[c]:used[c] + k]]
-    taken = set(own) | set(played[1 - actor])
+    taken = set(own) | set(played[1 - actor]) | ({ab.vira} if ab.vira >= 0 else set())
     first = None
     if first_hand is not None:
         first = [[], []]
@@ -170,7 +177,7 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
         deal_cards(st, first)
         st.apply_action(st.L.REDEAL)
         st.apply_action(st.L.ACCEPT)
-    deal_cards(st, hands)
+    deal_cards(st, hands, ab.vira)
     it = iter(cards)
     for _, lab in path:
         if is_reveal(lab):  # the engine announces it from the dealt hands: check it agrees
@@ -284,19 +291,82 @@ def scatter_logits(logits, row_node, row_hand, row_cards, perm, nonplay, play, n
             sigma[s] += weight * (q / tot if tot > 0 else 1.0 / (a1 - a0))
 
 
-def root_state(rules: Rules, dealer: int, score, after_redeal: bool) -> State:
-    """The public tree's root as an engine state: every card playable by both seats."""
+@njit(cache=True)
+def _uniform_rows(actor, hs, hs_off, hs_hands, played, hand_counts, act_start, label, iset_off, iset_start, slot_k,
+                  nature, sigma):
+    for n in range(actor.shape[0]):
+        q = actor[n]
+        if q == nature:
+            continue
+        s = hs[n, q]
+        for j in range(hs_off[s + 1] - hs_off[s]):
+            h = hs_hands[hs_off[s] + j]
+            i = iset_off[n] + j
+            a0, a1 = iset_start[i], iset_start[i + 1]
+            tot = 0.0
+            for t in range(a0, a1):
+                lab = label[act_start[n] + slot_k[t]]
+                w = 1.0
+                if lab >= PLAY:
+                    w = max(hand_counts[h, lab - PLAY] - played[s, lab - PLAY], 0)
+                elif lab == STUCK:
+                    w = 0.0
+                sigma[t] = w
+                tot += w
+            for t in range(a0, a1):
+                sigma[t] = sigma[t] / tot if tot > 0 else 1.0 / (a1 - a0)
+
+
+def uniform_table(tree: PublicTree, solver: PublicTreeSolver) -> np.ndarray:
+    """The table of the uniformly random policy over the engine's legal actions, written directly: every
+    non-card action weight 1, a class play the number of the hand's unplayed cards of that class (no
+    card play for ``STUCK``). Where every card is public by its class alone (no envido, no flor), legal
+    actions depend only on the public node and the hand, so this is what asking the random agent at
+    every information set gives (tested), without an engine state per information set."""
+    from .tree import NATURE
+
+    ab = tree.abstraction
+    played = np.array(tree.hs_counts, dtype=np.int64).reshape(len(tree.hs_counts), -1)
+    hand_counts = np.array([ab.counts(h) for h in ab.hands], dtype=np.int64)
+    sigma = np.zeros(solver.n_slots)
+    _uniform_rows(tree.actor.astype(np.int64), tree.hs.astype(np.int64), tree.hs_off, tree.hs_hands.astype(np.int64),
+                  played, hand_counts, tree.act_start, tree.label.astype(np.int64), solver.iset_off, solver.iset_start,
+                  solver.slot_k.astype(np.int64), NATURE, sigma)
+    return sigma
+
+
+def root_state(rules: Rules, dealer: int, score, after_redeal: bool, vira: int = -1) -> State:
+    """The public tree's root as an engine state: every card playable by both seats (Paulista: after
+    ``vira`` is turned, every card but it)."""
     st = State(rules, episode="hand", dealer=dealer, score=list(score))
-    deck = list(rules.deck)
+    deck = [c for c in rules.deck if c != vira]
     hs = rules.hand_size
     if after_redeal:
         deal_cards(st, [deck[:hs], deck[hs:2 * hs]])
         st.apply_action(st.L.REDEAL)
         st.apply_action(st.L.ACCEPT)
-    deal_cards(st, [deck[-hs:], deck[-2 * hs:-hs]])
+    deal_cards(st, [deck[-hs:], deck[-2 * hs:-hs]], vira)
     st.hands = [list(deck), list(deck)]
     st._legal = None
     return st
+
+
+def renamed_for_vira(tree: PublicTree, vira: int) -> PublicTree:
+    """``tree`` (built for one vira of a subgame, :func:`agents.cfr.tree.vira_subgames`) as the tree of
+    another vira of it: the same arrays (the same game up to renaming cards), the cards named by that
+    vira's abstraction."""
+    from dataclasses import replace
+
+    from .abstraction import make_abstraction
+
+    if tree.vira < 0:
+        raise TrucError("this public tree turns no vira")
+    ab = make_abstraction(tree.rules, tree.abstraction.kind, vira)
+    if ab.mult != tree.abstraction.mult:
+        fam = tree.rules.family
+        raise TrucError(f"vira {fam.format(vira)} is not in the subgame of vira {fam.format(tree.vira)} "
+                        f"(class sizes {ab.mult} against {tree.abstraction.mult})")
+    return replace(tree, abstraction=ab, vira=vira)
 
 
 # ---------------------------------------------------------------------------------- best response
