@@ -13,6 +13,9 @@ game over), compiled here from the very functions the engine calls. What it rest
 array layout (queues, the trick in arrays, the index into the winners table); docs/architecture.md
 lists every decision with its source, and ``tests/test_vector.py`` and
 ``tests/test_vector_partnership.py`` check the whole thing step by step against ``engine.py``.
+``put_n`` (3 to 6 players, resignations) has a smaller kernel of its own, :mod:`truc_env._vector_put_n`,
+which takes this module's random streams, shuffle and batch helpers (``rand``, ``shuffle_deck``,
+``seed_streams``, ``random_legal``, ``first_illegal``).
 
 Layout of the per-game state: ``g[b, F_*]`` holds the scalar fields (int32); the other arrays hold
 cards as deck indices (``0..D-1``, -1 = none). Parameters of the Rules are ``p[P_*]``.

@@ -34,13 +34,16 @@ barrier can cost a whole time slice).
 
 Backends (the ``backend`` attribute says which one runs):
 
-- ``"numba"``: the array kernel of :mod:`truc_env._vector_kernels`, for the variants that
-  :func:`kernel_supports` accepts: ``le_truc``, ``le_truc_4p`` (governors, instructions,
-  governor-partner signals), ``put``, ``put_4p`` (the card pass), ``truco_paulista``,
+- ``"numba"``: an array kernel, for the rules that :func:`kernel_supports` accepts. The main
+  kernel, :mod:`truc_env._vector_kernels`, plays ``le_truc``, ``le_truc_4p`` (governors,
+  instructions, governor-partner signals), ``put``, ``put_4p`` (the card pass), ``truco_paulista``,
   ``truco_mineiro`` and ``truco_argentino`` (envido, falta envido, flor, señas) — 2 players or
-  2 vs 2, any options, signals with ``intercept`` 0 or 1.
+  2 vs 2, any options, signals with ``intercept`` 0 or 1. A smaller one of its own,
+  :mod:`truc_env._vector_put_n`, plays ``put_n`` (3 to 6 players, the put's resignations), every
+  option, so that the main kernel's compile does not grow.
 - ``"loop"``: a plain loop over ``engine.State`` objects (:class:`truc_env.episode.Episode`,
-  dealing with ``Dealer.shuffled``), for everything else (``put_n``, fractional intercepts). Same interface, same observations, about 1000x slower.
+  dealing with ``Dealer.shuffled``), for everything else (signals with a fractional intercept, a
+  chance event per opponent). Same interface, same observations, about 1000x slower.
 
 Requires numba for the kernel; without it every variant uses the loop.
 """
