@@ -69,8 +69,8 @@ CASES = [
 SLOW_CASES = CASES + [
     ("put_n", dict(players=6, episode="game"), EVERY_RESIGNATION | {"game over"}),
     ("put_n", dict(players=3, ranks=2, hand_size=2, episode="game", target=3), {"tied trick", "game over"}),
-    ("put_n", dict(players=5, hand_size=3, max_raises=0, episode="game"), {"tie for most", "game over"}),
-    ("put_n", dict(players=4, max_raises=1, ranks=4, random_start_score=0.5), EVERY_RESIGNATION),
+    ("put_n", dict(players=5, hand_size=3, max_raises=0, episode="game", target=3), {"tie for most", "game over"}),
+    ("put_n", dict(players=4, max_raises=1, ranks=5, random_start_score=0.5), EVERY_RESIGNATION),
 ]
 
 

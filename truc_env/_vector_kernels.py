@@ -431,14 +431,21 @@ def _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, t
 
 # ---------------------------------------------------------------------------- scoring
 @njit(cache=True, inline="always")
-def _score(b, g, p, side, points):
+def add_points(b, g, f_score, f_hand_points, f_game_over, f_winner, side, points, target):
+    """``points`` to ``side`` in game b (its fields ``g[b, f_score + side]``, ``g[b, f_hand_points + side]``);
+    the first side to reach the target wins the game (engine State._score). Both kernels' scoring."""
     if points <= 0:
         return
-    g[b, F_SCORE + side] += points
-    g[b, F_HP + side] += points
-    if _wins_game(g[b, F_SCORE + side], p[P_TARGET]) and not g[b, F_GAME_OVER]:
-        g[b, F_GAME_OVER] = 1
-        g[b, F_WINNER] = side
+    g[b, f_score + side] += points
+    g[b, f_hand_points + side] += points
+    if _wins_game(g[b, f_score + side], target) and not g[b, f_game_over]:
+        g[b, f_game_over] = 1
+        g[b, f_winner] = side
+
+
+@njit(cache=True, inline="always")
+def _score(b, g, p, side, points):
+    add_points(b, g, F_SCORE, F_HP, F_GAME_OVER, F_WINNER, side, points, p[P_TARGET])
 
 
 @njit(cache=True, inline="always")

@@ -12,9 +12,10 @@ Rules come from the same places as the main kernel's: tables that
 :func:`truc_env.vector.put_n_tables` / ``put_n_params`` compute from ``rules.py`` / ``engine.py``
 (card strengths, who has won with which trick counts, win rewards, the options, action ids and
 observation offsets), and the scalar decisions of :mod:`truc_env.hand_rules` (trick leader, put
-legality, raise cap, hand value, put value, next seat, game over), compiled here from the functions
-the engine calls. The per-game random streams, the shuffle and the batch helpers
-(``seed_streams``, ``random_legal``, ``first_illegal``) are the main kernel's. What this module
+legality, raise cap, hand value, put value, next seat), compiled here from the functions the engine
+calls. The per-game random streams, the shuffle, the scoring (``add_points``, with
+``hand_rules.wins_game``) and the batch helpers (``seed_streams``, ``random_legal``,
+``first_illegal``) are the main kernel's. What this module
 restates is bound to its arrays: the seats still in as a bitmask, the answer queue, the trick with
 a resigned seat's card withdrawn, the index into the winners table and the observation writes;
 docs/architecture.md lists each decision with its source, and ``tests/test_vector_put_n.py``
@@ -35,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from . import _vector_kernels, hand_rules
-from ._vector_kernels import NO_REFCOUNT, first_illegal, rand, random_legal, seed_streams, shuffle_deck
+from ._vector_kernels import NO_REFCOUNT, add_points, first_illegal, rand, random_legal, seed_streams, shuffle_deck
 
 __all__ = ["first_illegal", "random_legal", "seed_streams", "step_serial", "reset_batch"]
 
@@ -113,7 +114,6 @@ _shared = njit(cache=True, inline="always")
 _next_seat = _shared(hand_rules.next_seat)
 _hand_value = _shared(hand_rules.hand_value)
 _put_n_value = _shared(hand_rules.put_n_value)
-_wins_game = _shared(hand_rules.wins_game)
 _may_all_in = _shared(hand_rules.may_all_in)
 _raise_budget = _shared(hand_rules.raise_budget)
 _trick_lead = _shared(hand_rules.trick_lead)
@@ -187,13 +187,7 @@ def _new_episode(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck,
 # ---------------------------------------------------------------------------- scoring
 @njit(cache=True, inline="always")
 def _score(b, g, p, seat, points):
-    if points <= 0:
-        return
-    g[b, F_SCORE + seat] += points
-    g[b, F_HP + seat] += points
-    if _wins_game(g[b, F_SCORE + seat], p[P_TARGET]) and not g[b, F_GAME_OVER]:
-        g[b, F_GAME_OVER] = 1
-        g[b, F_WINNER] = seat
+    add_points(b, g, F_SCORE, F_HP, F_GAME_OVER, F_WINNER, seat, points, p[P_TARGET])
 
 
 @njit(cache=True, inline="always")
