@@ -80,8 +80,15 @@ def test_put_n_runs_on_its_kernel():
         assert kernel_supports(r) is None
         for episode in ("hand", "game"):
             for reward in ("points", "win"):
-                v = VectorEnv("put_n", 4, backend="numba", episode=episode, reward=reward, players=players)
+                v = VectorEnv("put_n", 4, backend="numba", episode=episode, reward=reward, players=players, seed=1)
                 assert v.backend == "numba" and v.fallback_reason is None
+                v.reset()
+                done = 0
+                for _ in range(150):
+                    st = v.step(v.random_actions())
+                    assert (st.mask.sum(1) > 0).all() and np.allclose(st.reward.sum(1), 0.0, atol=1e-5)  # zero-sum
+                    done += int(st.done.sum())
+                assert done > 0
     assert VectorEnv("put_n", 2).backend == "numba"  # auto picks the kernel
 
 
