@@ -4,8 +4,8 @@
   (int32 arguments, as the kernel passes its fields);
 - the trick leader and the mão de onze seat agree with their plain statement of the rules
   (docs/rules.md §0, §4) for every variant that uses them;
-- the kernel compiles the very functions the engine calls and does not grow its own copies
-  (a planted copy is caught);
+- the kernels (the main one and put_n's) compile the very functions the engine calls and do not
+  grow their own copies (a planted copy is caught);
 - docs/architecture.md's table of the kernel's decisions names every shared function.
 """
 
@@ -30,7 +30,8 @@ SHARED = sorted(name for name, f in vars(hand_rules).items()
 B = (0, 1)
 SEAT = (-1, 0, 1, 2, 3)
 DOMAINS = {  # every argument's values: the whole range the kernel's rules can give it, and a bit more
-    "next_seat": [range(4), (2, 4)],
+    "next_seat": [range(6), (2, 3, 4, 5, 6)],
+    "put_n_value": [range(1, 7)],
     "hand_value": [(1, 2, 3, 12), B, B, (1, 3, 4), (1,), B, range(-2, 14)],
     "wins_game": [range(0, 30), (1, 12, 24)],
     "raise_budget": [range(6), (-1, 0, 1, 2, 4), B],
@@ -40,7 +41,7 @@ DOMAINS = {  # every argument's values: the whole range the kernel's rules can g
     "may_redeal": [B, B, B, range(4), range(4), (2, 4), (0, 5, 6, 11, 12, 20), (2, 3)],
     "special_hand": [B, B, range(0, 13), range(0, 13), (3, 11)],
     "eleven_seat": [range(4), (2, 4), range(0, 13), (3, 11)],
-    "trick_lead": [range(-1, 4), SEAT, (-1, 0, 1), range(4), range(4), B],
+    "trick_lead": [range(-1, 4), SEAT + (4, 5), range(-1, 6), range(4), range(6), range(6)],  # put_n: side = seat
     "signal_audience": [range(4), SEAT[1:], (4,), B],
 }
 
@@ -68,7 +69,7 @@ def _trick_by_the_book(cards, side):
     return holders[0] if len({side(s) for s in holders}) == 1 else -1
 
 
-@pytest.mark.parametrize("players,n_sides", [(2, 2), (4, 2), (4, 4)])
+@pytest.mark.parametrize("players,n_sides", [(2, 2), (4, 2), (3, 3), (4, 4), (6, 6)])
 def test_trick_lead_is_the_trick_rule(players, n_sides):
     side = (lambda s: s % 2) if n_sides == 2 else (lambda s: s)
     for strengths in itertools.product(range(3), repeat=players):
@@ -139,17 +140,29 @@ def restated_in_kernel(source: str) -> list[str]:
     return [f.name for f in tree.body if isinstance(f, ast.FunctionDef) and f.name.lstrip("_") in SHARED]
 
 
-def test_the_kernel_compiles_the_shared_functions_and_restates_none():
-    pytest.importorskip("numba")
-    from truc_env import _vector_kernels as K
+KERNELS = ("_vector_kernels", "_vector_put_n")  # the main kernel, and put_n's
 
-    source = (ROOT / "truc_env/_vector_kernels.py").read_text(encoding="utf-8")
-    for name in SHARED:
-        wrapper = getattr(K, "_" + name, None)
-        assert wrapper is not None and wrapper.py_func is getattr(hand_rules, name), f"the kernel does not compile {name}"
-        # a compiled decision must be used by the kernels (else they decide it some other way)
-        assert len(re.findall(rf"\b_{name}\(", source)) >= 1, f"the kernel never calls _{name}"
-    assert restated_in_kernel(source) == []
+
+def test_the_kernels_compile_the_shared_functions_and_restate_none():
+    """Every shared function is compiled from hand_rules and called by a kernel (the main one, or
+    put_n's for put_n's own decision); a kernel's wrapper of a shared name is the shared function."""
+    pytest.importorskip("numba")
+    import importlib
+
+    used = set()
+    for module in KERNELS:
+        K = importlib.import_module("truc_env." + module)
+        source = (ROOT / f"truc_env/{module}.py").read_text(encoding="utf-8")
+        for name in SHARED:
+            wrapper = getattr(K, "_" + name, None)
+            if wrapper is None:
+                continue
+            assert wrapper.py_func is getattr(hand_rules, name), f"{module} compiles its own {name}"
+            # a compiled decision must be used by the kernel (else it decides it some other way)
+            assert len(re.findall(rf"\b_{name}\(", source)) >= 1, f"{module} never calls _{name}"
+            used.add(name)
+        assert restated_in_kernel(source) == [], module
+    assert used == set(SHARED), f"no kernel compiles {set(SHARED) - used}"
 
 
 def test_a_regrown_copy_in_the_kernel_is_caught():

@@ -83,10 +83,11 @@ def check_installed_truc(python: str, truc: str | None, cwd: Path, env: dict) ->
     if truc:  # the console script, as `pip install` writes it
         assert "Truco Paulista" in run([truc, "rules", "truco_paulista"], cwd, env)
     assert "Game over" in run([python, "-m", "train.cli", "demo", "--seed", "1"], cwd, env)
-    # a tiny bench: put_n, the one variant left on the engine-loop backend, so no numba kernel compiles in the new copy
-    out = run([python, "-m", "train.cli", "bench", "--seconds", "0.02", "--variants", "put_n",
+    # a tiny bench on the engine-loop backend (interception as a chance event), so no numba kernel compiles in
+    # the new copy (put_n, on the loop until it had its own kernel, would compile that kernel)
+    out = run([python, "-m", "train.cli", "bench", "--seconds", "0.02", "--variants", "truco_paulista+intercept",
                "--sizes", "2", "--out", str(cwd / "bench")], cwd, env)
-    assert "batched B=2" in out and (cwd / "bench" / "bench.json").exists()
+    assert "batched B=2" in out and "loop" in out and (cwd / "bench" / "bench.json").exists()
     assert not (cwd / "benchmarks").exists()
 
 

@@ -13,6 +13,9 @@ game over), compiled here from the very functions the engine calls. What it rest
 array layout (queues, the trick in arrays, the index into the winners table); docs/architecture.md
 lists every decision with its source, and ``tests/test_vector.py`` and
 ``tests/test_vector_partnership.py`` check the whole thing step by step against ``engine.py``.
+``put_n`` (3 to 6 players, resignations) has a smaller kernel of its own, :mod:`truc_env._vector_put_n`,
+which takes this module's random streams, shuffle and batch helpers (``rand``, ``shuffle_deck``,
+``seed_streams``, ``random_legal``, ``first_illegal``).
 
 Layout of the per-game state: ``g[b, F_*]`` holds the scalar fields (int32); the other arrays hold
 cards as deck indices (``0..D-1``, -1 = none). Parameters of the Rules are ``p[P_*]``.
@@ -244,7 +247,7 @@ _signal_audience = _shared(hand_rules.signal_audience)
 
 
 @njit(cache=True, inline="always")
-def _rand(rng, b, n):
+def rand(rng, b, n):
     """Uniform int in [0, n) from game b's xorshift64* stream (its own, whatever the threads do)."""
     x = rng[b]
     x ^= x >> _S12
@@ -252,6 +255,20 @@ def _rand(rng, b, n):
     x ^= x >> _S27
     rng[b] = x
     return np.int64((((x * _STAR) >> _S32) * np.uint64(n)) >> _S32)  # multiply-shift: no division
+
+
+@njit(cache=True, inline="always")
+def shuffle_deck(b, rng, deck, draws):
+    """Game b's deck (``deck[b]``, deck indices) in a new order: Fisher-Yates from the top, as far as
+    the hand can draw (``draws`` cards); the rest stays undrawn, in no order."""
+    D = deck.shape[1]
+    for i in range(D):
+        deck[b, i] = i
+    for i in range(min(draws, D - 1)):
+        j = i + rand(rng, b, D - i)
+        t = deck[b, i]
+        deck[b, i] = deck[b, j]
+        deck[b, j] = t
 
 
 @njit(cache=True, **NO_REFCOUNT)
@@ -363,7 +380,7 @@ def _after_deal(b, g, p, sigq):
 
 @njit(cache=True, inline="always")
 def _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq):
-    n, hs, D = p[P_N], p[P_HS], p[P_D]
+    n, hs = p[P_N], p[P_HS]
     for f in range(F_PHASE, N_FIELDS):
         if f != F_DEALER and f != F_SCORE and f != F_SCORE + 1 and f != F_START and f != F_START + 1 \
                 and f != F_GAME_OVER and f != F_WINNER:
@@ -383,14 +400,7 @@ def _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tl
     for i in range(hs):
         twin[b, i] = -2
         tlead[b, i] = -1
-    # shuffle: Fisher-Yates from the top, as far as the hand can draw (the rest stays undrawn, unordered)
-    for i in range(D):
-        deck[b, i] = i
-    for i in range(min(p[P_SHUFFLE], D - 1)):
-        j = i + _rand(rng, b, D - i)
-        t = deck[b, i]
-        deck[b, i] = deck[b, j]
-        deck[b, j] = t
+    shuffle_deck(b, rng, deck, p[P_SHUFFLE])
     _deal(b, g, p, hands, deck, 0)
     if p[P_VIRA]:
         g[b, F_VIRA] = deck[b, g[b, F_DRAWN]]
@@ -403,15 +413,15 @@ def _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, t
     n = p[P_N]
     dealer = p[P_DEALER]
     if dealer < 0:
-        dealer = _rand(rng, b, n)
+        dealer = rand(rng, b, n)
     g[b, F_DEALER] = dealer
     g[b, F_GAME_OVER] = 0
     g[b, F_WINNER] = -1
     s0 = 0
     s1 = 0
-    if p[P_EPISODE_HAND] and p[P_START_SCORE_PROB] > 0 and _rand(rng, b, 1000) < p[P_START_SCORE_PROB]:
-        s0 = _rand(rng, b, p[P_TARGET])
-        s1 = _rand(rng, b, p[P_TARGET])
+    if p[P_EPISODE_HAND] and p[P_START_SCORE_PROB] > 0 and rand(rng, b, 1000) < p[P_START_SCORE_PROB]:
+        s0 = rand(rng, b, p[P_TARGET])
+        s1 = rand(rng, b, p[P_TARGET])
     g[b, F_SCORE] = s0
     g[b, F_SCORE + 1] = s1
     g[b, F_START] = s0
@@ -421,14 +431,21 @@ def _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, t
 
 # ---------------------------------------------------------------------------- scoring
 @njit(cache=True, inline="always")
-def _score(b, g, p, side, points):
+def add_points(b, g, f_score, f_hand_points, f_game_over, f_winner, side, points, target):
+    """``points`` to ``side`` in game b (its fields ``g[b, f_score + side]``, ``g[b, f_hand_points + side]``);
+    the first side to reach the target wins the game (engine State._score). Both kernels' scoring."""
     if points <= 0:
         return
-    g[b, F_SCORE + side] += points
-    g[b, F_HP + side] += points
-    if _wins_game(g[b, F_SCORE + side], p[P_TARGET]) and not g[b, F_GAME_OVER]:
-        g[b, F_GAME_OVER] = 1
-        g[b, F_WINNER] = side
+    g[b, f_score + side] += points
+    g[b, f_hand_points + side] += points
+    if _wins_game(g[b, f_score + side], target) and not g[b, f_game_over]:
+        g[b, f_game_over] = 1
+        g[b, f_winner] = side
+
+
+@njit(cache=True, inline="always")
+def _score(b, g, p, side, points):
+    add_points(b, g, F_SCORE, F_HP, F_GAME_OVER, F_WINNER, side, points, p[P_TARGET])
 
 
 @njit(cache=True, inline="always")
@@ -1283,7 +1300,7 @@ def random_legal(mask, rng, out, legal):
         for a in range(mask.shape[1]):
             legal[k] = a
             k += mask[b, a] != 0
-        out[b] = legal[_rand(rng, b, k)] if k else -1
+        out[b] = legal[rand(rng, b, k)] if k else -1
 
 
 @njit(cache=True, **NO_REFCOUNT)

@@ -29,6 +29,7 @@ from .hand_rules import (
     may_raise,
     may_redeal,
     next_seat,
+    put_n_value,
     raise_budget,
     signal_audience,
     special_hand,
@@ -851,8 +852,8 @@ class State:
 
     def _hand_value(self, side: int) -> int:
         r = self.rules
-        if r.put_n and self.all_in_accepted and not self.special:  # put_n: one point per seat resigned
-            return len(self.active) - 1
+        if r.put_n and self.all_in_accepted and not self.special:  # put_n after a put: the still-in count
+            return put_n_value(len(self.active))
         return hand_value(r.ladder[self.level], self.special == "eleven", self.special == "iron", r.eleven_value,
                           r.ladder[0], self.all_in_accepted, r.target - self.score[side])
 

@@ -43,6 +43,12 @@ def hand_value(stake: int, eleven: bool, iron: bool, eleven_value: int, first_st
     return stake
 
 
+def put_n_value(still_in: int) -> int:
+    """Points the winner of a put_n hand scores once a put is accepted (docs/rules.md §3 put_n): one
+    for each opponent still in the hand (``still_in`` counts the winner too)."""
+    return still_in - 1
+
+
 def wins_game(score: int, target: int) -> bool:
     """A side whose score reaches the target wins the game (docs/rules.md §0)."""
     return score >= target

@@ -191,7 +191,7 @@ DECLARED = (
             "players": OptionSpec(4, (3, 4, 5, 6), "number of independent players"),
             "target": _TARGET_5,
         },
-        **_PUT, teams_at_four=False, hand_size=None, put_n=True,
+        **_PUT, teams_at_four=False, hand_size=None, put_n=True, kernel=True,
     ),
     Variant(
         "truco_paulista",

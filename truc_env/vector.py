@@ -34,13 +34,16 @@ barrier can cost a whole time slice).
 
 Backends (the ``backend`` attribute says which one runs):
 
-- ``"numba"``: the array kernel of :mod:`truc_env._vector_kernels`, for the variants that
-  :func:`kernel_supports` accepts: ``le_truc``, ``le_truc_4p`` (governors, instructions,
-  governor-partner signals), ``put``, ``put_4p`` (the card pass), ``truco_paulista``,
+- ``"numba"``: an array kernel, for the rules that :func:`kernel_supports` accepts. The main
+  kernel, :mod:`truc_env._vector_kernels`, plays ``le_truc``, ``le_truc_4p`` (governors,
+  instructions, governor-partner signals), ``put``, ``put_4p`` (the card pass), ``truco_paulista``,
   ``truco_mineiro`` and ``truco_argentino`` (envido, falta envido, flor, señas) — 2 players or
-  2 vs 2, any options, signals with ``intercept`` 0 or 1.
+  2 vs 2, any options, signals with ``intercept`` 0 or 1. A smaller one of its own,
+  :mod:`truc_env._vector_put_n`, plays ``put_n`` (3 to 6 players, the put's resignations), every
+  option, so that the main kernel's compile does not grow.
 - ``"loop"``: a plain loop over ``engine.State`` objects (:class:`truc_env.episode.Episode`,
-  dealing with ``Dealer.shuffled``), for everything else (``put_n``, fractional intercepts). Same interface, same observations, about 1000x slower.
+  dealing with ``Dealer.shuffled``), for everything else (signals with a fractional intercept, a
+  chance event per opponent). Same interface, same observations, about 1000x slower.
 
 Requires numba for the kernel; without it every variant uses the loop.
 """
@@ -58,7 +61,7 @@ from .actions import layout_of
 from .engine import State, envido_points, possible_winners
 from .episode import Dealer, Episode, side_rewards
 from .errors import IllegalActionError, TrucError
-from .observe import ENVIDO_CHAIN, ENVIDO_KINDS, ENVIDO_MAX_POINTS, FLOR_MIN_POINTS, encoder_of
+from .observe import CALL_KINDS, ENVIDO_CHAIN, ENVIDO_KINDS, ENVIDO_MAX_POINTS, FLOR_MIN_POINTS, encoder_of
 from .rules import VARIANTS, Rules, make_rules
 
 EPISODES = ("hand", "game")
@@ -95,12 +98,12 @@ def kernel_supports(rules: Rules) -> str | None:
     if not rules.spec.kernel:
         covered = ", ".join(v.name for v in VARIANTS.values() if v.kernel)
         return f"{rules.variant} has no array kernel yet (kernel variants: {covered})"
+    if rules.put_n:  # its own kernel (truc_env._vector_put_n) plays every option it has
+        return None
     if rules.players == 4 and not rules.partnership:
         return "4 players without partnership"
     if rules.players not in (2, 4):
         return f"{rules.players} players"
-    if rules.put_n:
-        return "put_n resignations are not in the kernel"
     sig = rules.signals
     if sig.mode != "none" and 0.0 < sig.intercept < 1.0:
         return "signal interception is a chance event (0 < intercept < 1)"
@@ -159,7 +162,7 @@ class VectorEnv:
         self._seat = np.zeros(B, np.int32)
         self._seed = seed
         if backend == "numba":
-            self._impl = _KernelImpl(self)
+            self._impl = _PutNImpl(self) if r.put_n else _KernelImpl(self)
         else:
             self._impl = _LoopImpl(self)
 
@@ -331,31 +334,94 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
     return p
 
 
-class _KernelImpl:
-    def __init__(self, venv: VectorEnv):
-        from . import _vector_kernels as K
+def put_n_tables(rules: Rules):
+    """The read-only tables of the put_n kernel: card strengths, who has won with which trick counts
+    (``decided``), and the ``"win"`` rewards (row ``w``: seat ``w`` won; the last row: nobody).
 
+    ``decided[(top * (H + 1) + second) * (H + 1) + left]`` (H the hand size) is -2 while the
+    remaining ``left`` tricks can still change the winner, -1 when nobody wins, 0 when the seat with
+    the ``top`` count does; ``second`` is the highest count of the others. Only those two counts
+    matter under put_n's rules (a tie for most: nobody; no trick won: nobody), and this builder checks
+    that against ``engine.possible_winners`` on every count vector of 2..players seats still in.
+    Built once per Rules (the tables are only read).
+    """
+    hit = _PUT_N_TABLES.get(rules.key)
+    if hit is None:
+        hit = _PUT_N_TABLES[rules.key] = _build_put_n_tables(rules)
+    return hit
+
+
+_PUT_N_TABLES: dict = {}
+
+
+def _build_put_n_tables(rules: Rules):
+    hs, n, tie = rules.hand_size, rules.players, rules.tie_rule
+    tied = {"none": -1}[rules.all_tied]  # all tricks tied: nobody (put_n has no all_tied option)
+    decided = np.full((hs + 1) ** 3, -2, np.int8)
+    for top in range(hs + 1):
+        for second in range(top + 1):
+            for left in range(hs + 1):
+                pw = possible_winners((top, second), -1, left, tie, tied)
+                if len(pw) == 1:
+                    decided[(top * (hs + 1) + second) * (hs + 1) + left] = next(iter(pw))
+    for done in range(hs + 1):  # the reduction to the two highest counts, seat by seat
+        for k in range(2, n + 1):
+            for counts in itertools.combinations_with_replacement(range(done, -1, -1), k):
+                if sum(counts) > done:
+                    continue
+                pw = possible_winners(counts, -1, hs - done, tie, tied)
+                want = next(iter(pw)) if len(pw) == 1 else -2
+                got = decided[(counts[0] * (hs + 1) + counts[1]) * (hs + 1) + hs - done]
+                assert want == got, f"put_n winners table: counts {counts}, {hs - done} tricks left: {got} vs {want}"
+    strength = np.array([rules.base_strength[c] for c in rules.deck], np.int32)
+    wins = np.array([side_rewards(rules, w) for w in [*range(n), -1]], np.float64)
+    return strength, decided, wins
+
+
+def put_n_params(venv: VectorEnv) -> np.ndarray:
+    """The put_n kernel's int parameters (``p[P_*]``): options, action ids and observation offsets."""
+    from . import _vector_put_n as K
+
+    r, L, enc = venv.rules, venv.layout, venv.encoder
+    assert r.side_of == tuple(range(r.players)) and r.n_sides == r.players, "put_n: every seat is its own side"
+    assert r.players <= K.MAX_PLAYERS and len(r.ladder) == 1 and not (r.fold or r.redeal or r.vira or r.eleven)
+    p = np.full(K.N_PARAMS, -1, np.int32)
+    p[K.P_N], p[K.P_HS], p[K.P_D] = r.players, r.hand_size, len(r.deck)
+    p[K.P_EPISODE_HAND] = venv.episode == "hand"
+    p[K.P_REWARD_WIN] = venv.reward_kind == "win"
+    p[K.P_TARGET] = r.target
+    p[K.P_MAX_RAISES] = -1 if r.max_raises is None else r.max_raises
+    p[K.P_DEALER] = -1 if venv.dealer == "random" else venv.dealer
+    p[K.P_START_SCORE_PROB] = round(venv.random_start_score * 1000)
+    p[K.P_STAKE] = r.ladder[0]
+    p[K.P_A_PLAY], p[K.P_A_ACCEPT], p[K.P_A_REFUSE], p[K.P_A_PUT] = L.play, L.ACCEPT, L.REFUSE, L.ALL_IN
+    p[K.P_DEC_TURN], p[K.P_DEC_ANSWER] = enc.decisions.index("turn"), enc.decisions.index("answer")
+    p[K.P_CALL_PUT] = CALL_KINDS.index("all_in")
+    p[K.P_RAISE_CAP] = enc.raise_cap
+    p[K.P_SHUFFLE_CARDS] = r.hand_size * r.players
+    for name in ("to_act", "decision", "hand", "slots", "played", "trick_winner", "trick_leader", "active", "stake",
+                 "raises", "last_raiser", "all_in", "call", "call_caller", "score", "hand_points", "dealer"):
+        p[getattr(K, "P_O_" + name.upper())] = enc.offset[name]
+    return p
+
+
+class _ArrayImpl:
+    """What the two numba kernels share: per-game random streams, slices of the batch on threads,
+    the step and reset entry points (``K.step_serial(actions, *state, obs, mask, rew, done, seat)``,
+    ``K.reset_batch(which, *state, obs, mask, seat)``). A subclass makes ``state`` (its ``_state()``)."""
+
+    SHARED = ()  # indices into the step's arguments after the actions that every chunk shares (params, tables)
+
+    def _start(self, K, venv: VectorEnv) -> None:
         self.K, self.v = K, venv
-        r = venv.rules
-        B, n, hs, D = venv.num_envs, r.players, r.hand_size, len(r.deck)
-        self.p = kernel_params(venv)
-        self.ladder = np.array(r.ladder, np.int32)
-        self.strength, self.manilha, self.decided, self.sigtrue = kernel_tables(r)
-        self.g = np.zeros((B, K.N_FIELDS), np.int32)
+        B = venv.num_envs
         self.rng = np.zeros(B, np.uint64)
         self.act_rng = np.zeros(B, np.uint64)
-        self.callq = np.zeros((B, 2), np.int32)
-        self.sigq = np.zeros((B, n), np.int32)
-        self.sigs = np.zeros((B, max(venv.encoder.signal_slots, 1), 4), np.int32)
-        self.hands = np.full((B, n, hs + 1), -1, np.int32)  # the last slot: a card passed to the seat (put_4p)
-        self.old_hands = np.full((B, n, hs), -1, np.int32)
-        self.played = np.full((B, n, hs), -1, np.int32)
-        self.tcards = np.full((B, n), -1, np.int32)
-        self.tseats = np.full((B, n), -1, np.int32)
-        self.twin = np.full((B, hs), -2, np.int32)
-        self.tlead = np.full((B, hs), -1, np.int32)
-        self._deck = np.zeros((B, D), np.int32)
+        self._deck = np.zeros((B, len(venv.rules.deck)), np.int32)
         self._rand_out = np.zeros(B, np.int32)
+
+    def _threads(self) -> None:
+        venv, B = self.v, self.v.num_envs
         threads = venv.threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
         self.threads = threads
         self.pool = None
@@ -369,14 +435,12 @@ class _KernelImpl:
             self.slices = list(zip(edges[:-1], edges[1:]))
         # the step's arguments after the actions: fixed buffers, so the per-chunk slices are made once
         self._args = (*self._state(), venv._obs, venv._mask, venv._rew, venv._done, venv._seat)
-        shared = {1, 2, 3, 4, 5, 6}  # params and tables: the same for every chunk
+        shared = set(self.SHARED)
         self._parts = [tuple(x if i in shared else x[lo:hi] for i, x in enumerate(self._args))
                        for lo, hi in (self.slices if self.pool else ())]
 
-    def _state(self):
-        return (self.g, self.p, self.ladder, self.strength, self.decided, self.manilha, self.sigtrue, self.rng,
-                self.callq, self.sigq, self.sigs, self.hands, self.old_hands, self.played, self.tcards,
-                self.tseats, self.twin, self.tlead, self._deck)
+    def _state(self) -> tuple:
+        raise NotImplementedError
 
     def reset(self, seed):
         v = self.v
@@ -444,7 +508,69 @@ class _KernelImpl:
         return self.g[:, self.K.F_DEALER].copy()
 
     def scores(self):
-        return self.g[:, self.K.F_SCORE:self.K.F_SCORE + 2].copy()
+        return self.g[:, self.K.F_SCORE:self.K.F_SCORE + self.v.rules.n_sides].copy()
+
+
+class _KernelImpl(_ArrayImpl):
+    """The main kernel, :mod:`truc_env._vector_kernels`: every variant with a kernel but put_n."""
+
+    SHARED = (1, 2, 3, 4, 5, 6)  # p, ladder, strength, decided, manilha, sigtrue
+
+    def __init__(self, venv: VectorEnv):
+        from . import _vector_kernels as K
+
+        self._start(K, venv)
+        r = venv.rules
+        B, n, hs = venv.num_envs, r.players, r.hand_size
+        self.p = kernel_params(venv)
+        self.ladder = np.array(r.ladder, np.int32)
+        self.strength, self.manilha, self.decided, self.sigtrue = kernel_tables(r)
+        self.g = np.zeros((B, K.N_FIELDS), np.int32)
+        self.callq = np.zeros((B, 2), np.int32)
+        self.sigq = np.zeros((B, n), np.int32)
+        self.sigs = np.zeros((B, max(venv.encoder.signal_slots, 1), 4), np.int32)
+        self.hands = np.full((B, n, hs + 1), -1, np.int32)  # the last slot: a card passed to the seat (put_4p)
+        self.old_hands = np.full((B, n, hs), -1, np.int32)
+        self.played = np.full((B, n, hs), -1, np.int32)
+        self.tcards = np.full((B, n), -1, np.int32)
+        self.tseats = np.full((B, n), -1, np.int32)
+        self.twin = np.full((B, hs), -2, np.int32)
+        self.tlead = np.full((B, hs), -1, np.int32)
+        self._threads()
+
+    def _state(self):
+        return (self.g, self.p, self.ladder, self.strength, self.decided, self.manilha, self.sigtrue, self.rng,
+                self.callq, self.sigq, self.sigs, self.hands, self.old_hands, self.played, self.tcards,
+                self.tseats, self.twin, self.tlead, self._deck)
+
+
+class _PutNImpl(_ArrayImpl):
+    """The put_n kernel, :mod:`truc_env._vector_put_n`."""
+
+    SHARED = (1, 2, 3, 4)  # p, strength, decided, wins
+
+    def __init__(self, venv: VectorEnv):
+        from . import _vector_put_n as K
+
+        self._start(K, venv)
+        r = venv.rules
+        B, n, hs = venv.num_envs, r.players, r.hand_size
+        self.p = put_n_params(venv)
+        self.strength, self.decided, self.wins = put_n_tables(r)
+        self.g = np.zeros((B, K.N_FIELDS), np.int32)
+        self.callq = np.zeros((B, n), np.int32)
+        self.hands = np.full((B, n, hs), -1, np.int32)
+        self.played = np.full((B, n, hs), -1, np.int32)
+        self.tcards = np.full((B, n), -1, np.int32)
+        self.tseats = np.full((B, n), -1, np.int32)
+        self.twin = np.full((B, hs), -2, np.int32)
+        self.tlead = np.full((B, hs), -1, np.int32)
+        self.paid = np.zeros((B, n), np.float64)
+        self._threads()
+
+    def _state(self):
+        return (self.g, self.p, self.strength, self.decided, self.wins, self.rng, self.callq, self.hands,
+                self.played, self.tcards, self.tseats, self.twin, self.tlead, self._deck, self.paid)
 
 
 # ---------------------------------------------------------------------------- the loop fallback

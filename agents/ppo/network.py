@@ -172,7 +172,7 @@ def _strength_plan(rules) -> tuple:
             pct = percentiles(tuple(row))
             table[i] = [pct.get(c, 0.0) for c in rules.deck]
         span = {name: slice(enc.offset[name], enc.offset[name] + int(np.prod(enc.shape[name])))
-                for name in ("hand", "played", "trick_winner", "vira") if name in enc.offset}
+                for name in ("hand", "played", "trick_winner", "active", "vira") if name in enc.offset}
         mine = np.array([rules.side(r) == rules.side(0) for r in range(n)])
         plan = _STRENGTH_PLANS[rules.key] = (n, hs, D, table, span, mine)
     return plan
@@ -183,8 +183,9 @@ def strength_features_batch(rules, obs: np.ndarray) -> np.ndarray:
 
     For the batched engine, which has no ``State`` objects: the observation holds everything the
     features need (own visible cards, cards played by trick and relative seat, finished tricks,
-    the vira). It relies on every seat playing once in every trick of a hand that goes on (true
-    wherever no seat resigns: every variant of the array kernel).
+    the vira). It relies on every seat still in playing once in every trick of a hand that goes on;
+    a put_n seat that resigns takes its card of the trick under way back (it stays in ``played``,
+    as every seat saw it), so the trick's best cards count only the seats still in (``active``).
     """
     n, hs, D, table, span, mine = _strength_plan(rules)
     B = obs.shape[0]
@@ -205,6 +206,7 @@ def strength_features_batch(rules, obs: np.ndarray) -> np.ndarray:
     finished = obs[:, span["trick_winner"]].sum(1).round().astype(np.int64)
     current = values.reshape(B, hs, n)[np.arange(B), np.minimum(finished, hs - 1)]
     current[finished >= hs] = 0.0
+    current *= obs[:, span["active"]]  # a withdrawn card (put_n resignation) is out of the trick
     out[:, -2] = current[:, mine].max(1)
     out[:, -1] = current[:, ~mine].max(1)
     return out

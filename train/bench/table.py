@@ -47,8 +47,11 @@ CONFIGS = {  # name -> (variant, options)
     "le_truc": ("le_truc", {}),
     "truco_paulista": ("truco_paulista", {}),
     "truco_paulista+signals": ("truco_paulista", {"signals": {"mode": "card"}}),
+    # interception as a chance event (0 < intercept < 1): the one config left on the engine loop
+    "truco_paulista+intercept": ("truco_paulista", {"signals": {"mode": "free", "intercept": 0.5}}),
 }
-DEFAULT_CONFIGS = ("le_truc", "truco_paulista", "truco_paulista+signals", "le_truc_4p", "put_4p", "truco_argentino")
+DEFAULT_CONFIGS = ("le_truc", "truco_paulista", "truco_paulista+signals", "le_truc_4p", "put_4p", "truco_argentino",
+                   "put_n")
 PEER_CONFIGS = ("le_truc",)
 
 
