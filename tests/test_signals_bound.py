@@ -188,6 +188,16 @@ def test_bound_against_the_committed_learned_team():
     assert [r["against"] for r in bound((le_truc,), ("random",), deals=2, log=lambda *a: None)["rows"]] == ["random"]
 
 
+@pytest.mark.parametrize("entry", [v for v in DEFAULT_VARIANTS if v.get("also_against")], ids=lambda v: v["variant"])
+def test_every_committed_learned_team_plays_its_variant_of_the_bound(entry):
+    """Each committed team of the bound loads for the Rules it is played under (the variant's channel) and
+    plays one duplicate deal there, as the learned column and as an opponent."""
+    assert entry["learned"]["spec"] in entry["also_against"] and entry["learned"]["options"] == entry["options"]
+    report = bound((entry,), deals=2, seed=0, log=lambda *a: None)
+    rows = {r["against"]: r for r in report["rows"]}
+    assert "learned" in rows["random"]["points"] and entry["learned"]["spec"] in rows
+
+
 def test_bound_refuses_bad_input():
     with pytest.raises(TrucError, match="never the opponent"):
         bound_row("le_truc_4p", {}, "oracle:heuristic:honest", deals=2)
