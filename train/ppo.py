@@ -253,7 +253,7 @@ class PPOConfig:
             if not ok:
                 raise TrucError(f"PPO setting {what}")
 
-        make_rules(self.variant, **(self.options or {}))
+        rules = make_rules(self.variant, **(self.options or {}))
         if self.fixed_options is not None:
             make_rules(self.variant, **self.fixed_options)
         need(self.fixed_prob + self.self_play_prob <= 1.0 + 1e-9, "fixed_prob + self_play_prob must be at most 1")
@@ -261,21 +261,21 @@ class PPOConfig:
         need(self.random_start_score == 0.0 or self.episode == "hand", "random_start_score needs episode: hand")
         need(self.average == "none" or self.exploitability_every > 0,
              "average needs exploitability_every > 0 (the iterates it averages are the ones measured)")
-        if self.average != "none" and make_rules(self.variant, **(self.options or {})).redeal:
+        if self.average != "none" and rules.redeal:
             need(False, "average needs options.redeal: false (the average is kept on the tree of one hand)")
-        if self.average != "none" and make_rules(self.variant, **(self.options or {})).vira:
+        if self.average != "none" and rules.vira:
             need(False, "average needs a game without a vira (the average is kept on the tree of one hand; "
                  "heads-up Paulista has one per vira); exploitability_every alone measures it")
         if self.other_play:
             try:
-                signals_otherplay.check_applies(make_rules(self.variant, **(self.options or {})))
+                signals_otherplay.check_applies(rules)
             except TrucError as e:
                 need(False, f"other_play: {e}")
         if self.exploitability_every:
             from train.exploitability import check_applies
 
             try:
-                check_applies(make_rules(self.variant, **(self.options or {})))
+                check_applies(rules)
             except TrucError as e:
                 need(False, f"exploitability_every needs a game the public tree takes: {e}")
 

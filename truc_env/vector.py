@@ -414,11 +414,20 @@ class _ArrayImpl:
 
     def _start(self, K, venv: VectorEnv) -> None:
         self.K, self.v = K, venv
-        B = venv.num_envs
+        r = venv.rules
+        B, n, hs = venv.num_envs, r.players, r.hand_size
+        self.g = np.zeros((B, K.N_FIELDS), np.int32)  # the scalar fields of each game (the kernel's F_*)
         self.rng = np.zeros(B, np.uint64)
         self.act_rng = np.zeros(B, np.uint64)
-        self._deck = np.zeros((B, len(venv.rules.deck)), np.int32)
+        self._deck = np.zeros((B, len(r.deck)), np.int32)
         self._rand_out = np.zeros(B, np.int32)
+        # the tricks, laid out alike in both kernels: cards played per seat and trick, the trick under way
+        # (cards and seats in order of play), each finished trick's winner (-2: not yet) and leader
+        self.played = np.full((B, n, hs), -1, np.int32)
+        self.tcards = np.full((B, n), -1, np.int32)
+        self.tseats = np.full((B, n), -1, np.int32)
+        self.twin = np.full((B, hs), -2, np.int32)
+        self.tlead = np.full((B, hs), -1, np.int32)
 
     def _threads(self) -> None:
         venv, B = self.v, self.v.num_envs
@@ -525,17 +534,11 @@ class _KernelImpl(_ArrayImpl):
         self.p = kernel_params(venv)
         self.ladder = np.array(r.ladder, np.int32)
         self.strength, self.manilha, self.decided, self.sigtrue = kernel_tables(r)
-        self.g = np.zeros((B, K.N_FIELDS), np.int32)
         self.callq = np.zeros((B, 2), np.int32)
         self.sigq = np.zeros((B, n), np.int32)
         self.sigs = np.zeros((B, max(venv.encoder.signal_slots, 1), 4), np.int32)
         self.hands = np.full((B, n, hs + 1), -1, np.int32)  # the last slot: a card passed to the seat (put_4p)
         self.old_hands = np.full((B, n, hs), -1, np.int32)
-        self.played = np.full((B, n, hs), -1, np.int32)
-        self.tcards = np.full((B, n), -1, np.int32)
-        self.tseats = np.full((B, n), -1, np.int32)
-        self.twin = np.full((B, hs), -2, np.int32)
-        self.tlead = np.full((B, hs), -1, np.int32)
         self._threads()
 
     def _state(self):
@@ -557,14 +560,8 @@ class _PutNImpl(_ArrayImpl):
         B, n, hs = venv.num_envs, r.players, r.hand_size
         self.p = put_n_params(venv)
         self.strength, self.decided, self.wins = put_n_tables(r)
-        self.g = np.zeros((B, K.N_FIELDS), np.int32)
         self.callq = np.zeros((B, n), np.int32)
         self.hands = np.full((B, n, hs), -1, np.int32)
-        self.played = np.full((B, n, hs), -1, np.int32)
-        self.tcards = np.full((B, n), -1, np.int32)
-        self.tseats = np.full((B, n), -1, np.int32)
-        self.twin = np.full((B, hs), -2, np.int32)
-        self.tlead = np.full((B, hs), -1, np.int32)
         self.paid = np.zeros((B, n), np.float64)
         self._threads()
 
