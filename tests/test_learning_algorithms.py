@@ -273,12 +273,30 @@ def test_mmd_average_policy_is_logged_and_saved(tmp_path):
     assert again == pytest.approx(rows[-1]["avg_exploitability"], abs=1e-5)
 
 
-def test_average_refused_without_measurements_or_with_a_redeal():
+def test_mmd_average_policy_with_a_redeal_keeps_the_hand_after_it(tmp_path):
+    """With the redeal on, the average has a second part (the hand after an accepted redeal): one iterate
+    averaged is that iterate, the saved file carries both parts and replays at the figure logged last."""
+    from agents import make_agent
+    from agents.cfr.strategy import load_strategy
+
+    redeal = {**TINY, "redeal": True}
+    rows, _ = ppo_run(tmp_path, "mmd", steps=2048, options=redeal, magnet="uniform", magnet_coef=0.5,
+                      magnet_coef_end=0.1, average="linear", exploitability_every=1)
+    assert len(rows) == 4
+    assert rows[0]["avg_exploitability"] == pytest.approx(rows[0]["exploitability"], abs=1e-5)
+    assert any(abs(r["avg_exploitability"] - r["exploitability"]) > 1e-4 for r in rows[1:])
+    rules = make_rules("le_truc", **redeal)
+    path = tmp_path / "mmd" / "average.npz"
+    strategy = load_strategy(str(path), rules)
+    assert set(strategy.parts) == {"main", "cont"} and strategy.header["redeal_value"] is not None
+    again = policy_exploitability(make_agent(f"cfr:{path}", rules), rules, log=lambda m: None)["exploitability"]
+    assert again == pytest.approx(rows[-1]["avg_exploitability"], abs=1e-5)
+
+
+def test_average_refused_without_measurements():
     from train.ppo import PPOConfig
 
     with pytest.raises(TrucError, match="average needs exploitability_every"):
         PPOConfig.from_dict({"options": TINY, "average": "uniform"})
-    with pytest.raises(TrucError, match="average needs options.redeal: false"):
-        PPOConfig.from_dict({"options": {**TINY, "redeal": True}, "average": "linear", "exploitability_every": 1})
     with pytest.raises(TrucError, match="average.*one of none, uniform, linear"):
         PPOConfig.from_dict({"average": "ema"})

@@ -156,7 +156,7 @@ class PPOConfig:
     """mmd with ``magnet: moving``: updates between refreshes of the magnet (a copy of the current policy)"""
     average: str = "none"
     """also keep the average policy of the iterates measured by ``exploitability_every`` (heads-up rules
-    without a redeal): each is tabulated on the public tree and averaged per information set, weighted by
+    without a vira; with a redeal, the hand after it too): each is tabulated on the public tree and averaged per information set, weighted by
     its own reach (:class:`train.psro.ReachAverage`); ``uniform`` weighs every iterate alike, ``linear``
     the iterate of update t by t. Its exploitability joins the log; it is saved as ``average.npz``
     (``cfr:PATH`` plays it). ``none``: the last iterate only."""
@@ -261,8 +261,6 @@ class PPOConfig:
         need(self.random_start_score == 0.0 or self.episode == "hand", "random_start_score needs episode: hand")
         need(self.average == "none" or self.exploitability_every > 0,
              "average needs exploitability_every > 0 (the iterates it averages are the ones measured)")
-        if self.average != "none" and rules.redeal:
-            need(False, "average needs options.redeal: false (the average is kept on the tree of one hand)")
         if self.average != "none" and rules.vira:
             need(False, "average needs a game without a vira (the average is kept on the tree of one hand; "
                  "heads-up Paulista has one per vira); exploitability_every alone measures it")
@@ -1137,43 +1135,85 @@ def log_scalars(writer, row: dict, step: int) -> None:
 
 
 class IterateAverage:
-    """The reach-weighted average of the policy's iterates on the public tree (``average`` setting)."""
+    """The reach-weighted average of the policy's iterates on the public tree (``average`` setting).
+
+    With a redeal the average has two parts, like a CFR strategy file: the hand (``main``, its redeal
+    decisions included) and the redeal-free hand after an accepted redeal (``cont``). In ``cont`` a seat's
+    iterate counts with its own probability of having taken its step to the redeal (proposing as first
+    player, accepting as dealer, over the first hands it is dealt), times its reach inside ``cont``: the
+    average then plays like drawing one iterate per hand and following it through the redeal too.
+    """
 
     def __init__(self, cfg: PPOConfig, rules):
         from train.exploitability import cached_tree, default_cache_dir
         from train.psro import ReachAverage, TableGame
 
         self.cfg, self.rules = cfg, rules
-        self.game = TableGame(cached_tree(rules, 0, (0, 0), "strength", cfg.exploitability_cache or default_cache_dir()))
+        cache = cfg.exploitability_cache or default_cache_dir()
+        self.game = TableGame(cached_tree(rules, 0, (0, 0), "strength", cache))
         self.sums = ReachAverage(self.game)
+        self.cont = self.cont_sums = None
+        if rules.redeal:
+            cont_rules = make_rules(rules.variant, **{**rules.options, "redeal": False})
+            self.cont = TableGame(cached_tree(cont_rules, 0, (0, 0), "strength", cache))
+            self.cont_sums = ReachAverage(self.cont)
         self.count = 0
 
-    def add(self, sigma: np.ndarray, update: int) -> dict:
-        """Add the iterate of ``update`` (its table); the average's exploitability and best responses."""
-        self.sums.add(sigma, 1.0 if self.cfg.average == "uniform" else float(update))
+    def add(self, parts: dict, update: int) -> dict:
+        """Add the iterate of ``update`` (the ``parts`` of its measurement); the average's exploitability
+        and best responses."""
+        w = 1.0 if self.cfg.average == "uniform" else float(update)
+        self.sums.add(parts["main"][2], w)
+        if self.cont is not None:
+            step = parts["cont"][4]
+            mano = 1  # seat 0 deals the measured hand: seat 1 proposes the redeal, seat 0 accepts it
+            weight = {mano: w * step["propose"], 1 - mano: w * step["accept"]}
+            self.cont_sums.add(parts["cont"][2], weight[0], weight[1])
         self.count += 1
-        ev = self.game.exploitability(self.sums.table())
+        ev = self.evaluate()
         return {"avg_exploitability": float(ev["exploitability"]), "avg_br0": float(ev["br0"]),
                 "avg_br1": float(ev["br1"])}
 
+    def evaluate(self) -> dict:
+        """The average's best-response values (the hand after a redeal valued by its own part)."""
+        from agents.cfr.policy_tree import best_response_values
+
+        redeal_br, redeal_value = (0.0, 0.0), 0.0
+        if self.cont is not None:
+            c = best_response_values(self.cont.solver, self.cont_sums.table())
+            redeal_br, redeal_value = (c["br0"], c["br1"]), c["value_seat0"]
+        ev = best_response_values(self.game.solver, self.sums.table(), redeal_br, redeal_value)
+        ev["redeal_value"] = redeal_value if self.cont is not None else None
+        return ev
+
     def state_dict(self) -> dict:
-        return {**self.sums.state_dict(), "count": self.count}
+        d = {**self.sums.state_dict(), "count": self.count}
+        if self.cont_sums is not None:
+            d["cont"] = self.cont_sums.state_dict()
+        return d
 
     def load_state_dict(self, d: dict) -> None:
+        if (self.cont_sums is not None) != ("cont" in d):
+            raise TrucError("the checkpoint's average policy was kept for rules with"
+                            f"{'out' if 'cont' not in d else ''} a redeal; these rules differ")
         self.sums.load_state_dict(d)
+        if self.cont_sums is not None:
+            self.cont_sums.load_state_dict(d["cont"])
         self.count = int(d["count"])
 
     def save(self, path: str) -> None:
         """The average as a strategy file (``cfr:PATH`` plays it)."""
         from agents.cfr.strategy import StrategyTable, save_strategy
 
-        table = self.sums.table()
-        ev = self.game.exploitability(table)
+        ev = self.evaluate()
         header = {"variant": self.rules.variant, "options": dict(self.rules.options), "rules_key": self.rules.key,
                   "dealer": 0, "score": [0, 0], "abstraction": "strength", "algorithm": f"{self.cfg.algorithm} average",
                   "iterations": self.count, "exploitability": float(ev["exploitability"]),
-                  "value_seat0": float(ev["value_seat0"]), "redeal_value": None}
-        save_strategy(path, header, {"main": StrategyTable.from_solver(self.game.tree, self.game.solver, table)})
+                  "value_seat0": float(ev["value_seat0"]), "redeal_value": ev["redeal_value"]}
+        parts = {"main": StrategyTable.from_solver(self.game.tree, self.game.solver, self.sums.table())}
+        if self.cont is not None:
+            parts["cont"] = StrategyTable.from_solver(self.cont.tree, self.cont.solver, self.cont_sums.table())
+        save_strategy(path, header, parts)
 
 
 def measure_exploitability(net, cfg: PPOConfig, rules, average: IterateAverage | None = None, update: int = 0) -> dict:
@@ -1193,7 +1233,7 @@ def measure_exploitability(net, cfg: PPOConfig, rules, average: IterateAverage |
     torch.set_num_threads(threads)  # the tables run single-threaded
     out = {k: float(result[k]) for k in ("exploitability", "br0", "br1", "value_seat0")}
     if average is not None:
-        out.update(average.add(result["parts"]["main"][2], update))
+        out.update(average.add(result["parts"], update))
     out["cpu_seconds"] = time.process_time() - cpu0
     return out
 
