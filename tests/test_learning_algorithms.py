@@ -273,7 +273,7 @@ def test_mmd_average_policy_is_logged_and_saved(tmp_path):
     assert again == pytest.approx(rows[-1]["avg_exploitability"], abs=1e-5)
 
 
-def test_mmd_average_policy_with_a_redeal_keeps_the_hand_after_it(tmp_path):
+def test_mmd_average_policy_with_a_redeal_keeps_the_hand_after_it(tmp_path, monkeypatch):
     """With the redeal on, the average has a second part (the hand after an accepted redeal): one iterate
     averaged is that iterate, the saved file carries both parts and replays at the figure logged last."""
     from agents import make_agent
@@ -291,6 +291,19 @@ def test_mmd_average_policy_with_a_redeal_keeps_the_hand_after_it(tmp_path):
     assert set(strategy.parts) == {"main", "cont"} and strategy.header["redeal_value"] is not None
     again = policy_exploitability(make_agent(f"cfr:{path}", rules), rules, log=lambda m: None)["exploitability"]
     assert again == pytest.approx(rows[-1]["avg_exploitability"], abs=1e-5)
+    # the real game's figure reads the file's two tables directly, and equals asking it state by state
+    import train.exploitability as ex
+
+    def refuse(*a, **k):
+        raise AssertionError("asked at engine states although the file has the tables")
+
+    monkeypatch.setattr(ex, "tabulate_agent", refuse)
+    real = ex.real_redeal_exploitability(make_agent(f"cfr:{path}", rules), rules)["exploitability"]
+    monkeypatch.undo()
+    monkeypatch.setattr(ex, "stored_table", lambda *a, **k: None)
+    asked = ex.real_redeal_exploitability(make_agent(f"cfr:{path}", rules), rules)["exploitability"]
+    assert real == pytest.approx(asked, abs=1e-6) and real > 0.0  # (the file keeps float32 probabilities)
+    assert abs(real - again) > 1e-6  # the real game differs from the abstraction's figure: a real check
 
 
 def test_average_refused_without_measurements():

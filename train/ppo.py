@@ -1142,77 +1142,87 @@ class IterateAverage:
     iterate counts with its own probability of having taken its step to the redeal (proposing as first
     player, accepting as dealer, over the first hands it is dealt), times its reach inside ``cont``: the
     average then plays like drawing one iterate per hand and following it through the redeal too.
+    Only the sums are kept between measurements; each is added to with the measurement's own tree and
+    solver while they are in memory (:func:`train.exploitability.policy_exploitability`'s ``on_table``).
     """
 
     def __init__(self, cfg: PPOConfig, rules):
-        from train.exploitability import cached_tree, default_cache_dir
+        self.cfg, self.rules = cfg, rules
+        self.sums: dict = {}  # part -> train.psro.ReachAverage
+        self.pending: dict = {}  # part -> the sums of a checkpoint, restored at the part's first table
+        self.count = 0
+        self.last: dict | None = None
+        self._weight = 0.0
+        self._redeal = ((0.0, 0.0), 0.0)
+
+    def begin(self, update: int) -> None:
+        """The next tables are those of the iterate of ``update``."""
+        self._weight = 1.0 if self.cfg.average == "uniform" else float(update)
+
+    def on_table(self, part: str, tree, solver, sigma, step) -> None:
+        """Add one part of the current iterate, and measure the average's part with the same solver."""
+        from agents.cfr.policy_tree import best_response_values
         from train.psro import ReachAverage, TableGame
 
-        self.cfg, self.rules = cfg, rules
-        cache = cfg.exploitability_cache or default_cache_dir()
-        self.game = TableGame(cached_tree(rules, 0, (0, 0), "strength", cache))
-        self.sums = ReachAverage(self.game)
-        self.cont = self.cont_sums = None
-        if rules.redeal:
-            cont_rules = make_rules(rules.variant, **{**rules.options, "redeal": False})
-            self.cont = TableGame(cached_tree(cont_rules, 0, (0, 0), "strength", cache))
-            self.cont_sums = ReachAverage(self.cont)
-        self.count = 0
-
-    def add(self, parts: dict, update: int) -> dict:
-        """Add the iterate of ``update`` (the ``parts`` of its measurement); the average's exploitability
-        and best responses."""
-        w = 1.0 if self.cfg.average == "uniform" else float(update)
-        self.sums.add(parts["main"][2], w)
-        if self.cont is not None:
-            step = parts["cont"][4]
-            mano = 1  # seat 0 deals the measured hand: seat 1 proposes the redeal, seat 0 accepts it
-            weight = {mano: w * step["propose"], 1 - mano: w * step["accept"]}
-            self.cont_sums.add(parts["cont"][2], weight[0], weight[1])
+        game = TableGame(tree, solver)
+        if part not in self.sums:
+            self.sums[part] = ReachAverage(game)
+            if part in self.pending:
+                self.sums[part].load_state_dict(self.pending.pop(part))
+        sums = self.sums[part]
+        sums.bind(game)
+        w = self._weight
+        if part == "cont":  # seat 0 deals the measured hand: seat 1 proposes the redeal, seat 0 accepts it
+            sums.add(sigma, w * step["accept"], w * step["propose"])
+            ev = best_response_values(solver, sums.table())
+            self._redeal = ((ev["br0"], ev["br1"]), ev["value_seat0"])
+            return
+        sums.add(sigma, w)
+        redeal_br, redeal_value = self._redeal
+        ev = best_response_values(solver, sums.table(), redeal_br, redeal_value)
         self.count += 1
-        ev = self.evaluate()
-        return {"avg_exploitability": float(ev["exploitability"]), "avg_br0": float(ev["br0"]),
-                "avg_br1": float(ev["br1"])}
-
-    def evaluate(self) -> dict:
-        """The average's best-response values (the hand after a redeal valued by its own part)."""
-        from agents.cfr.policy_tree import best_response_values
-
-        redeal_br, redeal_value = (0.0, 0.0), 0.0
-        if self.cont is not None:
-            c = best_response_values(self.cont.solver, self.cont_sums.table())
-            redeal_br, redeal_value = (c["br0"], c["br1"]), c["value_seat0"]
-        ev = best_response_values(self.game.solver, self.sums.table(), redeal_br, redeal_value)
-        ev["redeal_value"] = redeal_value if self.cont is not None else None
-        return ev
+        self.last = {"avg_exploitability": float(ev["exploitability"]), "avg_br0": float(ev["br0"]),
+                     "avg_br1": float(ev["br1"]), "value_seat0": float(ev["value_seat0"]),
+                     "redeal_value": float(redeal_value) if self.rules.redeal else None}
 
     def state_dict(self) -> dict:
-        d = {**self.sums.state_dict(), "count": self.count}
-        if self.cont_sums is not None:
-            d["cont"] = self.cont_sums.state_dict()
+        d = {"count": self.count, "last": self.last, "redeal": self._redeal}
+        for part in ("main", "cont"):
+            if part in self.sums:
+                d[part] = self.sums[part].state_dict()
+            elif part in self.pending:
+                d[part] = self.pending[part]
         return d
 
     def load_state_dict(self, d: dict) -> None:
-        if (self.cont_sums is not None) != ("cont" in d):
+        if self.rules.redeal != ("cont" in d) and d.get("count", 0):
             raise TrucError("the checkpoint's average policy was kept for rules with"
                             f"{'out' if 'cont' not in d else ''} a redeal; these rules differ")
-        self.sums.load_state_dict(d)
-        if self.cont_sums is not None:
-            self.cont_sums.load_state_dict(d["cont"])
-        self.count = int(d["count"])
+        self.sums = {}
+        self.pending = {part: d[part] for part in ("main", "cont") if part in d}
+        self.count, self.last = int(d["count"]), d.get("last")
+        br, value = d.get("redeal", ((0.0, 0.0), 0.0))
+        self._redeal = (tuple(br), float(value))
 
     def save(self, path: str) -> None:
-        """The average as a strategy file (``cfr:PATH`` plays it)."""
+        """The average as a strategy file (``cfr:PATH`` plays it); each part's tree is read from the cache."""
+        from agents.cfr.solver import PublicTreeSolver
         from agents.cfr.strategy import StrategyTable, save_strategy
+        from train.exploitability import cached_tree, default_cache_dir
 
-        ev = self.evaluate()
+        cache = self.cfg.exploitability_cache or default_cache_dir()
+        parts = {}
+        for part in self.sums:
+            rules = self.rules if part == "main" else make_rules(self.rules.variant,
+                                                                 **{**self.rules.options, "redeal": False})
+            tree = cached_tree(rules, 0, (0, 0), "strength", cache)
+            parts[part] = StrategyTable.from_solver(tree, PublicTreeSolver(tree, dtype="float32"),
+                                                    self.sums[part].table())
+            del tree
         header = {"variant": self.rules.variant, "options": dict(self.rules.options), "rules_key": self.rules.key,
                   "dealer": 0, "score": [0, 0], "abstraction": "strength", "algorithm": f"{self.cfg.algorithm} average",
-                  "iterations": self.count, "exploitability": float(ev["exploitability"]),
-                  "value_seat0": float(ev["value_seat0"]), "redeal_value": ev["redeal_value"]}
-        parts = {"main": StrategyTable.from_solver(self.game.tree, self.game.solver, self.sums.table())}
-        if self.cont is not None:
-            parts["cont"] = StrategyTable.from_solver(self.cont.tree, self.cont.solver, self.cont_sums.table())
+                  "iterations": self.count, "exploitability": self.last["avg_exploitability"],
+                  "value_seat0": self.last["value_seat0"], "redeal_value": self.last["redeal_value"]}
         save_strategy(path, header, parts)
 
 
@@ -1227,13 +1237,15 @@ def measure_exploitability(net, cfg: PPOConfig, rules, average: IterateAverage |
     cpu_net = copy.deepcopy(net).cpu().eval()  # the tables are filled on the CPU; the learner's net is left alone
     threads = torch.get_num_threads()
     cpu0 = time.process_time()
+    if average is not None:
+        average.begin(update)
     result = policy_exploitability(PPOAgent(cpu_net, rules, cfg.features), rules, first_hands=cfg.exploitability_first_hands,
                                    seed=cfg.seed, log=lambda msg: None, cache_dir=cfg.exploitability_cache or default_cache_dir(),
-                                   keep=average is not None)
+                                   on_table=None if average is None else average.on_table)
     torch.set_num_threads(threads)  # the tables run single-threaded
     out = {k: float(result[k]) for k in ("exploitability", "br0", "br1", "value_seat0")}
     if average is not None:
-        out.update(average.add(result["parts"], update))
+        out.update({k: average.last[k] for k in ("avg_exploitability", "avg_br0", "avg_br1")})
     out["cpu_seconds"] = time.process_time() - cpu0
     return out
 

@@ -132,11 +132,11 @@ def _best_response_choice(seat, actor, hs, act_start, kind, child, util, trans, 
 class TableGame:
     """A heads-up hand's public tree and solver, with the seat and own-reach index of every slot."""
 
-    def __init__(self, tree):
+    def __init__(self, tree, solver=None):
         from agents.cfr.solver import PublicTreeSolver
 
         self.tree = tree
-        self.solver = PublicTreeSolver(tree)
+        self.solver = solver if solver is not None else PublicTreeSolver(tree)
         s = self.solver
         iset_of_slot = np.repeat(np.arange(s.n_infosets), np.diff(s.iset_start))
         node_of_iset = np.repeat(np.arange(tree.n_nodes), np.diff(s.iset_off))
@@ -196,13 +196,21 @@ class ReachAverage:
     probability of reaching it (``sum_t w_t reach_t pi_t / sum_t w_t reach_t``): by Kuhn's theorem the
     table that plays like drawing one member by weight once per hand and following it. Where no member
     reaches an information set, the weighted plain mean. PSRO's meta-Nash mixture and PPO/MMD's average
-    of their iterates (``average`` in :class:`train.ppo.PPOConfig`) are both this."""
+    of their iterates (``average`` in :class:`train.ppo.PPOConfig`) are both this. The sums are kept per
+    slot, for the seat that decides there (one value per slot and sum: they are large on the full game)."""
 
     def __init__(self, game: TableGame):
         n = game.solver.n_slots
-        self.game = game
-        self.num, self.den, self.plain = np.zeros((2, n)), np.zeros((2, n)), np.zeros((2, n))
+        self.num, self.den, self.plain = np.zeros(n), np.zeros(n), np.zeros(n)
         self.total = np.zeros(2)
+        self.bind(game)
+
+    def bind(self, game: TableGame) -> None:
+        """Use ``game`` (the same public tree, e.g. with another solver) for the reach of the next tables."""
+        if game.solver.n_slots != self.num.shape[0]:
+            raise TrucError(f"a tree of {game.solver.n_slots} slots for an average of {self.num.shape[0]}")
+        self.game = game
+        self.own = [np.flatnonzero(game.seat_of_slot == seat) for seat in (0, 1)]
 
     def add(self, table: np.ndarray, weight0: float = 1.0, weight1: float | None = None) -> None:
         """Add one table with weight ``weight0`` for seat 0 and ``weight1`` (default: the same) for seat 1."""
@@ -213,21 +221,22 @@ class ReachAverage:
             if w <= 0.0:
                 continue
             self.game.solver.forward(seat, table)
-            r = w * self.game.solver.reach[self.game.reach_index]
-            self.num[seat] += r * table
-            self.den[seat] += r
-            self.plain[seat] += w * table
+            own = self.own[seat]
+            r = w * self.game.solver.reach[self.game.reach_index[own]].astype(np.float64)
+            mine = table[own]
+            self.num[own] += r * mine
+            self.den[own] += r
+            self.plain[own] += w * mine
             self.total[seat] += w
 
     def table(self) -> np.ndarray:
         """The average table (each seat's slots from that seat's sums)."""
-        out = np.zeros(self.game.solver.n_slots)
+        out = np.zeros(self.num.shape[0])
         for seat in (0, 1):
-            mine = self.game.seat_of_slot == seat
-            den = self.den[seat]
-            safe = np.where(den > 0, den, 1.0)
-            plain = self.plain[seat] / max(float(self.total[seat]), 1e-300)
-            out[mine] = np.where(den > 0, self.num[seat] / safe, plain)[mine]
+            own = self.own[seat]
+            den = self.den[own]
+            plain = self.plain[own] / max(float(self.total[seat]), 1e-300)
+            out[own] = np.where(den > 0, self.num[own] / np.where(den > 0, den, 1.0), plain)
         return out
 
     def state_dict(self) -> dict:
