@@ -21,8 +21,8 @@ TINY = {"ranks": 3, "hand_size": 1, "max_raises": 1, "redeal": False}
 UNIFORM = 3.0398  # exploitability of the uniform policy on TINY (points per hand, seat 0 deals)
 
 
-def ppo_run(tmp_path, algorithm: str, steps: int = 3072, **extra) -> tuple[list[dict], list[dict]]:
-    """(exploitability rows, history) of a tiny pure self-play run."""
+def ppo_run(tmp_path, algorithm: str, steps: int = 3072, resume: bool = False, **extra) -> tuple[list[dict], list[dict]]:
+    """(exploitability rows, history) of a tiny pure self-play run (``resume``: continue the one there)."""
     from train.ppo import PPOConfig, train
 
     cfg = PPOConfig.from_dict({**dict(
@@ -31,7 +31,7 @@ def ppo_run(tmp_path, algorithm: str, steps: int = 3072, **extra) -> tuple[list[
         self_play_prob=1.0, eval_opponent="random", eval_every=10**6, eval_episodes=20,
         exploitability_every=steps // 512, checkpoint_every=10**6, plot=False, progress=False, tensorboard=False,
         algorithm=algorithm), **extra})
-    train(cfg)
+    train(cfg, resume=resume)
     with open(os.path.join(str(tmp_path), algorithm, "exploitability.csv")) as f:
         rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
     ck = torch.load(os.path.join(str(tmp_path), algorithm, "checkpoint.pt"), weights_only=False)
@@ -313,3 +313,29 @@ def test_average_refused_without_measurements():
         PPOConfig.from_dict({"options": TINY, "average": "uniform"})
     with pytest.raises(TrucError, match="average.*one of none, uniform, linear"):
         PPOConfig.from_dict({"average": "ema"})
+
+
+def test_average_policy_with_a_redeal_resumes_to_the_uninterrupted_run(tmp_path, monkeypatch):
+    """A run killed before its third checkpoint resumes with its average's sums (both parts) intact."""
+    import train.ppo as ppo
+
+    extra = dict(options={**TINY, "redeal": True}, magnet="uniform", magnet_coef=0.5, magnet_coef_end=0.1,
+                 average="linear", exploitability_every=1, checkpoint_every=1)
+    full, _ = ppo_run(tmp_path / "a", "mmd", steps=2048, **extra)
+    real_save = ppo.save_atomic
+    calls = {"n": 0}
+
+    def dying_save(obj, path):
+        if path.endswith("checkpoint.pt"):
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise KeyboardInterrupt("killed")
+        real_save(obj, path)
+
+    monkeypatch.setattr(ppo, "save_atomic", dying_save)
+    with pytest.raises(KeyboardInterrupt):
+        ppo_run(tmp_path / "b", "mmd", steps=2048, **extra)
+    monkeypatch.setattr(ppo, "save_atomic", real_save)
+    resumed, _ = ppo_run(tmp_path / "b", "mmd", steps=2048, resume=True, **extra)
+    assert [r["avg_exploitability"] for r in resumed] == pytest.approx([r["avg_exploitability"] for r in full],
+                                                                       abs=1e-9)

@@ -1186,12 +1186,12 @@ class IterateAverage:
                      "redeal_value": float(redeal_value) if self.rules.redeal else None}
 
     def state_dict(self) -> dict:
+        """The sums as tensors (a checkpoint loads with ``weights_only=True``)."""
         d = {"count": self.count, "last": self.last, "redeal": self._redeal}
         for part in ("main", "cont"):
-            if part in self.sums:
-                d[part] = self.sums[part].state_dict()
-            elif part in self.pending:
-                d[part] = self.pending[part]
+            sums = self.sums[part].state_dict() if part in self.sums else self.pending.get(part)
+            if sums is not None:
+                d[part] = {k: torch.as_tensor(v) for k, v in sums.items()}
         return d
 
     def load_state_dict(self, d: dict) -> None:
@@ -1199,7 +1199,7 @@ class IterateAverage:
             raise TrucError("the checkpoint's average policy was kept for rules with"
                             f"{'out' if 'cont' not in d else ''} a redeal; these rules differ")
         self.sums = {}
-        self.pending = {part: d[part] for part in ("main", "cont") if part in d}
+        self.pending = {part: {k: np.asarray(v) for k, v in d[part].items()} for part in ("main", "cont") if part in d}
         self.count, self.last = int(d["count"]), d.get("last")
         br, value = d.get("redeal", ((0.0, 0.0), 0.0))
         self._redeal = (tuple(br), float(value))
