@@ -317,25 +317,15 @@ def test_average_refused_without_measurements():
 
 def test_average_policy_with_a_redeal_resumes_to_the_uninterrupted_run(tmp_path, monkeypatch):
     """A run killed before its third checkpoint resumes with its average's sums (both parts) intact."""
-    import train.ppo as ppo
+    from test_ppo import die_at_third_checkpoint
 
     extra = dict(options={**TINY, "redeal": True}, magnet="uniform", magnet_coef=0.5, magnet_coef_end=0.1,
                  average="linear", exploitability_every=1, checkpoint_every=1)
     full, _ = ppo_run(tmp_path / "a", "mmd", steps=2048, **extra)
-    real_save = ppo.save_atomic
-    calls = {"n": 0}
-
-    def dying_save(obj, path):
-        if path.endswith("checkpoint.pt"):
-            calls["n"] += 1
-            if calls["n"] == 3:
-                raise KeyboardInterrupt("killed")
-        real_save(obj, path)
-
-    monkeypatch.setattr(ppo, "save_atomic", dying_save)
+    revive = die_at_third_checkpoint(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         ppo_run(tmp_path / "b", "mmd", steps=2048, **extra)
-    monkeypatch.setattr(ppo, "save_atomic", real_save)
+    revive()
     resumed, _ = ppo_run(tmp_path / "b", "mmd", steps=2048, resume=True, **extra)
     assert [r["avg_exploitability"] for r in resumed] == pytest.approx([r["avg_exploitability"] for r in full],
                                                                        abs=1e-9)

@@ -205,12 +205,13 @@ def test_checkpoint_loads_weights_only_and_refuses_other_rules(tmp_path):
         ppo.train(cfg)  # the run exists: refuse to overwrite it
 
 
-def test_resume_reproduces_the_uninterrupted_run(tmp_path, monkeypatch):
-    full = ppo.train(tiny_config(tmp_path / "a", deterministic=True))
+def die_at_third_checkpoint(monkeypatch):
+    """The trainer's process dies during update 3, before its checkpoint (KeyboardInterrupt); returns
+    the function that undoes it."""
     real_save = ppo.save_atomic
     calls = {"n": 0}
 
-    def dying_save(obj, path):  # the process dies during update 3, before its checkpoint
+    def dying_save(obj, path):
         if path.endswith("checkpoint.pt"):
             calls["n"] += 1
             if calls["n"] == 3:
@@ -218,10 +219,16 @@ def test_resume_reproduces_the_uninterrupted_run(tmp_path, monkeypatch):
         real_save(obj, path)
 
     monkeypatch.setattr(ppo, "save_atomic", dying_save)
+    return lambda: monkeypatch.setattr(ppo, "save_atomic", real_save)
+
+
+def test_resume_reproduces_the_uninterrupted_run(tmp_path, monkeypatch):
+    full = ppo.train(tiny_config(tmp_path / "a", deterministic=True))
+    revive = die_at_third_checkpoint(monkeypatch)
     cfg = tiny_config(tmp_path / "b", deterministic=True)
     with pytest.raises(KeyboardInterrupt):
         ppo.train(cfg)
-    monkeypatch.setattr(ppo, "save_atomic", real_save)
+    revive()
     assert torch.load(os.path.join(cfg.out_dir, "t", "checkpoint.pt"), weights_only=True)["update"] == 2
     resumed = ppo.train(cfg, resume=True)
     a, b = _params(full["net"]), _params(resumed["net"])
