@@ -329,3 +329,16 @@ def test_average_policy_with_a_redeal_resumes_to_the_uninterrupted_run(tmp_path,
     resumed, _ = ppo_run(tmp_path / "b", "mmd", steps=2048, resume=True, **extra)
     assert [r["avg_exploitability"] for r in resumed] == pytest.approx([r["avg_exploitability"] for r in full],
                                                                        abs=1e-9)
+    # an average restored from the checkpoint writes the same strategy file as the run did
+    from agents.cfr.strategy import load_strategy
+    from train.ppo import IterateAverage, PPOConfig
+
+    ck = torch.load(tmp_path / "b" / "mmd" / "checkpoint.pt", weights_only=True)
+    cfg = PPOConfig.from_dict({"options": extra["options"], "algorithm": "mmd", "average": "linear",
+                               "exploitability_every": 1})
+    avg = IterateAverage(cfg, make_rules("le_truc", **extra["options"]))
+    avg.load_state_dict(ck["average"])
+    avg.save(str(tmp_path / "again.npz"))
+    rules = make_rules("le_truc", **extra["options"])
+    a, b = load_strategy(str(tmp_path / "again.npz"), rules), load_strategy(str(tmp_path / "b" / "mmd" / "average.npz"), rules)
+    assert all(np.array_equal(a.parts[p].policy, b.parts[p].policy) for p in ("main", "cont"))

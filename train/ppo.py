@@ -1209,16 +1209,21 @@ class IterateAverage:
         from agents.cfr.solver import PublicTreeSolver
         from agents.cfr.strategy import StrategyTable, save_strategy
         from train.exploitability import cached_tree, default_cache_dir
+        from train.psro import ReachAverage, TableGame
 
         cache = self.cfg.exploitability_cache or default_cache_dir()
         parts = {}
-        for part in self.sums:
+        for part in [p for p in ("main", "cont") if p in self.sums or p in self.pending]:
             rules = self.rules if part == "main" else make_rules(self.rules.variant,
                                                                  **{**self.rules.options, "redeal": False})
             tree = cached_tree(rules, 0, (0, 0), "strength", cache)
-            parts[part] = StrategyTable.from_solver(tree, PublicTreeSolver(tree, dtype="float32"),
-                                                    self.sums[part].table())
-            del tree
+            solver = PublicTreeSolver(tree, dtype="float32")
+            sums = self.sums.get(part)
+            if sums is None:  # restored from a checkpoint and not added to since
+                sums = ReachAverage(TableGame(tree, solver))
+                sums.load_state_dict(self.pending[part])
+            parts[part] = StrategyTable.from_solver(tree, solver, sums.table())
+            del tree, solver
         header = {"variant": self.rules.variant, "options": dict(self.rules.options), "rules_key": self.rules.key,
                   "dealer": 0, "score": [0, 0], "abstraction": "strength", "algorithm": f"{self.cfg.algorithm} average",
                   "iterations": self.count, "exploitability": self.last["avg_exploitability"],
