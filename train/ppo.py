@@ -1148,12 +1148,11 @@ class IterateAverage:
 
     def __init__(self, cfg: PPOConfig, rules):
         self.cfg, self.rules = cfg, rules
-        self.sums: dict = {}  # part -> train.psro.ReachAverage
-        self.pending: dict = {}  # part -> the sums of a checkpoint, restored at the part's first table
+        self.sums: dict = {}  # part -> train.psro.ReachAverage, bound to a tree only while one is measured
         self.count = 0
         self.last: dict | None = None
         self._weight = 0.0
-        self._redeal = ((0.0, 0.0), 0.0)
+        self._redeal = ((0.0, 0.0), 0.0)  # the average's best responses and value after a redeal, this measurement
 
     def begin(self, update: int) -> None:
         """The next tables are those of the iterate of ``update``."""
@@ -1165,64 +1164,60 @@ class IterateAverage:
         from train.psro import ReachAverage, TableGame
 
         game = TableGame(tree, solver)
-        if part not in self.sums:
+        if part in self.sums:
+            self.sums[part].bind(game)
+        else:
             self.sums[part] = ReachAverage(game)
-            if part in self.pending:
-                self.sums[part].load_state_dict(self.pending.pop(part))
         sums = self.sums[part]
-        sums.bind(game)
         w = self._weight
         if part == "cont":  # seat 0 deals the measured hand: seat 1 proposes the redeal, seat 0 accepts it
             sums.add(sigma, w * step["accept"], w * step["propose"])
             ev = best_response_values(solver, sums.table())
             self._redeal = ((ev["br0"], ev["br1"]), ev["value_seat0"])
-            return
-        sums.add(sigma, w)
-        redeal_br, redeal_value = self._redeal
-        ev = best_response_values(solver, sums.table(), redeal_br, redeal_value)
-        self.count += 1
-        self.last = {"avg_exploitability": float(ev["exploitability"]), "avg_br0": float(ev["br0"]),
-                     "avg_br1": float(ev["br1"]), "value_seat0": float(ev["value_seat0"]),
-                     "redeal_value": float(redeal_value) if self.rules.redeal else None}
+        else:
+            sums.add(sigma, w)
+            redeal_br, redeal_value = self._redeal
+            ev = best_response_values(solver, sums.table(), redeal_br, redeal_value)
+            self.count += 1
+            self.last = {"avg_exploitability": float(ev["exploitability"]), "avg_br0": float(ev["br0"]),
+                         "avg_br1": float(ev["br1"]), "value_seat0": float(ev["value_seat0"]),
+                         "redeal_value": float(redeal_value) if self.rules.redeal else None}
+        sums.unbind()  # the measurement's tree and solver are freed with it
 
     def state_dict(self) -> dict:
         """The sums as tensors (a checkpoint loads with ``weights_only=True``)."""
-        d = {"count": self.count, "last": self.last, "redeal": self._redeal}
-        for part in ("main", "cont"):
-            sums = self.sums[part].state_dict() if part in self.sums else self.pending.get(part)
-            if sums is not None:
-                d[part] = {k: torch.as_tensor(v) for k, v in sums.items()}
+        d = {"count": self.count, "last": self.last}
+        for part, sums in self.sums.items():
+            d[part] = {k: torch.as_tensor(v) for k, v in sums.state_dict().items()}
         return d
 
     def load_state_dict(self, d: dict) -> None:
+        from train.psro import ReachAverage
+
         if self.rules.redeal != ("cont" in d) and d.get("count", 0):
             raise TrucError("the checkpoint's average policy was kept for rules with"
                             f"{'out' if 'cont' not in d else ''} a redeal; these rules differ")
-        self.sums = {}
-        self.pending = {part: {k: np.asarray(v) for k, v in d[part].items()} for part in ("main", "cont") if part in d}
+        self.sums = {part: ReachAverage.restored({k: np.asarray(v) for k, v in d[part].items()})
+                     for part in ("main", "cont") if part in d}
         self.count, self.last = int(d["count"]), d.get("last")
-        br, value = d.get("redeal", ((0.0, 0.0), 0.0))
-        self._redeal = (tuple(br), float(value))
 
     def save(self, path: str) -> None:
         """The average as a strategy file (``cfr:PATH`` plays it); each part's tree is read from the cache."""
         from agents.cfr.solver import PublicTreeSolver
         from agents.cfr.strategy import StrategyTable, save_strategy
         from train.exploitability import cached_tree, default_cache_dir
-        from train.psro import ReachAverage, TableGame
+        from train.psro import TableGame
 
         cache = self.cfg.exploitability_cache or default_cache_dir()
         parts = {}
-        for part in [p for p in ("main", "cont") if p in self.sums or p in self.pending]:
+        for part, sums in self.sums.items():
             rules = self.rules if part == "main" else make_rules(self.rules.variant,
                                                                  **{**self.rules.options, "redeal": False})
             tree = cached_tree(rules, 0, (0, 0), "strength", cache)
             solver = PublicTreeSolver(tree, dtype="float32")
-            sums = self.sums.get(part)
-            if sums is None:  # restored from a checkpoint and not added to since
-                sums = ReachAverage(TableGame(tree, solver))
-                sums.load_state_dict(self.pending[part])
+            sums.bind(TableGame(tree, solver))
             parts[part] = StrategyTable.from_solver(tree, solver, sums.table())
+            sums.unbind()
             del tree, solver
         header = {"variant": self.rules.variant, "options": dict(self.rules.options), "rules_key": self.rules.key,
                   "dealer": 0, "score": [0, 0], "abstraction": "strength", "algorithm": f"{self.cfg.algorithm} average",

@@ -205,12 +205,25 @@ class ReachAverage:
         self.total = np.zeros(2)
         self.bind(game)
 
+    @classmethod
+    def restored(cls, d: dict) -> ReachAverage:
+        """The sums of :meth:`state_dict`, bound to no tree yet (:meth:`bind` one before ``add`` or ``table``)."""
+        self = cls.__new__(cls)
+        self.num, self.den, self.plain = (np.array(d[k], dtype=np.float64) for k in ("num", "den", "plain"))
+        self.total = np.array(d["total"], dtype=np.float64)
+        self.unbind()
+        return self
+
     def bind(self, game: TableGame) -> None:
         """Use ``game`` (the same public tree, e.g. with another solver) for the reach of the next tables."""
         if game.solver.n_slots != self.num.shape[0]:
             raise TrucError(f"a tree of {game.solver.n_slots} slots for an average of {self.num.shape[0]}")
         self.game = game
         self.own = [np.flatnonzero(game.seat_of_slot == seat) for seat in (0, 1)]
+
+    def unbind(self) -> None:
+        """Let go of the tree and solver (the sums stay): they are large on the full game."""
+        self.game = self.own = None
 
     def add(self, table: np.ndarray, weight0: float = 1.0, weight1: float | None = None) -> None:
         """Add one table with weight ``weight0`` for seat 0 and ``weight1`` (default: the same) for seat 1."""

@@ -41,13 +41,21 @@ class StrategyTable:
             setattr(self, name, arrays[name])
         self.dealer = dealer
 
+    @staticmethod
+    def tree_arrays(tree: PublicTree, solver) -> dict:
+        """The lookup arrays of a public tree and its solver's slots (every one of ``_ARRAYS`` but the policy)."""
+        return {"actor": tree.actor, "hs": tree.hs, "act_start": tree.act_start, "label": tree.label,
+                "kind": tree.kind, "child": tree.child, "hs_off": tree.hs_off, "hs_hands": tree.hs_hands,
+                "iset_off": solver.iset_off, "iset_start": solver.iset_start, "slot_k": solver.slot_k}
+
     @classmethod
     def from_solver(cls, tree: PublicTree, solver, policy: np.ndarray) -> StrategyTable:
-        arrays = {"actor": tree.actor, "hs": tree.hs, "act_start": tree.act_start, "label": tree.label,
-                  "kind": tree.kind, "child": tree.child, "hs_off": tree.hs_off, "hs_hands": tree.hs_hands,
-                  "iset_off": solver.iset_off, "iset_start": solver.iset_start, "slot_k": solver.slot_k,
-                  "policy": policy.astype(np.float32)}
-        return cls(arrays, tree.dealer)
+        return cls({**cls.tree_arrays(tree, solver), "policy": policy.astype(np.float32)}, tree.dealer)
+
+    def matches(self, tree: PublicTree, solver) -> bool:
+        """Whether this part was written from this very public tree and slots (its policy is a table for them)."""
+        return self.dealer == tree.dealer and all(
+            np.array_equal(getattr(self, name), ref) for name, ref in self.tree_arrays(tree, solver).items())
 
     def walk(self, labels) -> tuple[int, bool]:
         """Node reached by these public actions, and whether an accepted redeal was crossed."""
