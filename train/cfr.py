@@ -49,7 +49,8 @@ class CFRConfig:
     score: list = field(default_factory=lambda: [0, 0])
     """the score before the hand (mon reste is worth what the winner still needs)"""
     algorithm: str = "dcfr"
-    """cfr+, dcfr (alpha 1.5, beta 0, gamma 2), lcfr, cfr"""
+    """cfr+, dcfr (alpha 1.5, beta 0, gamma 2), lcfr, cfr; mmd (full-width magnetic mirror descent: its
+    last iterate is the strategy); es_mccfr, os_mccfr"""
     abstraction: str = "strength"
     """strength (lossless: cards of equal strength merged) or none"""
     iterations: int = 1000
@@ -72,6 +73,12 @@ class CFRConfig:
     alpha: float = 1.5
     beta: float = 0.0
     gamma: float = 2.0
+    mmd_step: float = 1.0
+    """mmd: the step size (per point of action value)"""
+    mmd_magnet: float = 0.1
+    """mmd: the magnet's weight (a pull towards the uniform policy) at the first iteration"""
+    mmd_magnet_end: float = 0.001
+    """mmd: the magnet's weight at the last iteration (annealed geometrically over ``iterations``)"""
     seed: int = 0
     """MCCFR: the seed of the sampling generator"""
     weighting: str = "linear"
@@ -88,7 +95,7 @@ class CFRConfig:
 
 # the exact solver's algorithms, then MCCFR's (kept equal to theirs by tests/test_config.py; importing
 # them here would load the numba kernels just to read a config)
-ALGORITHMS = ("cfr+", "dcfr", "lcfr", "cfr", "es_mccfr", "os_mccfr")
+ALGORITHMS = ("cfr+", "dcfr", "lcfr", "cfr", "mmd", "es_mccfr", "os_mccfr")
 CFRConfig.KIND = "cfr"
 CFRConfig.SCHEMA = {
     "variant": config.STR, "options": config.DICT, "dealer": config.Int(0, 5),
@@ -97,6 +104,7 @@ CFRConfig.SCHEMA = {
     "time_limit": config.Float(0.001), "target_exploitability": config.Float(0.0), "eval_every": config.Int(1, 10**12),
     "checkpoint_every": config.Int(1, 10**12), "dtype": config.Choice("float32", "float64"), "out": config.STR,
     "continuation": config.STR, "alpha": config.Float(), "beta": config.Float(), "gamma": config.Float(),
+    "mmd_step": config.Float(1e-9), "mmd_magnet": config.Float(0.0), "mmd_magnet_end": config.Float(1e-12),
     "seed": config.SEED, "weighting": config.Choice("linear", "uniform"), "epsilon": config.Float(0.0, 1.0),
     "cpu_limit": config.Float(0.0), "threshold": config.Float(0.0, 1.0), "exclude": config.List(config.STR),
 }
@@ -164,7 +172,8 @@ def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool,
     t0 = time.time()
     tree = build_tree(rules, dealer=cfg.dealer, score=tuple(cfg.score), abstraction=cfg.abstraction, vira=vira)
     log(f"[{part}] public tree: {tree.size()} built in {time.time() - t0:.1f}s")
-    solver = PublicTreeSolver(tree, cfg.algorithm, cfg.alpha, cfg.beta, cfg.gamma, redeal_value, cfg.dtype)
+    solver = PublicTreeSolver(tree, cfg.algorithm, cfg.alpha, cfg.beta, cfg.gamma, redeal_value, cfg.dtype,
+                              cfg.mmd_step, cfg.mmd_magnet, cfg.mmd_magnet_end, cfg.iterations)
     ckpt = os.path.join(cfg.out, f"checkpoint_{part}.npz")
     if resume and os.path.exists(ckpt):
         _resume(ckpt, lambda: _load_npz_state(solver, ckpt))

@@ -140,6 +140,12 @@ def cmd_train_psro(args) -> None:
     run(load_config(PSROConfig, args))
 
 
+def cmd_train_distill(args) -> None:
+    from train.distill import DistillConfig, run
+
+    run(load_config(DistillConfig, args), resume=args.resume)
+
+
 def cmd_analyze_signals(args) -> None:
     from train.signals_cli import run_cli
 
@@ -253,6 +259,11 @@ def build_parser() -> argparse.ArgumentParser:
     ts = tsub.add_parser("psro", help="PSRO with the exact best response as oracle (configs/psro_*.yaml)")
     add_config_arguments(ts)
     ts.set_defaults(func=cmd_train_psro)
+    td = tsub.add_parser("distill", help="fit a PPO network to a strategy table on the public tree "
+                         "(configs/distill_*.yaml)")
+    add_config_arguments(td)
+    td.add_argument("--resume", action="store_true", help="continue the fit from its last checkpoint")
+    td.set_defaults(func=cmd_train_distill)
     ex = sub.add_parser("exploitability", help="exact exploitability of an agent's policy (heads-up, public tree)")
     ex.add_argument("--agent", required=True, help="agent spec that gives probabilities: ppo:PATH, cfr:PATH, random")
     ex.add_argument("--variant", default="le_truc")

@@ -8,7 +8,8 @@ Information sets of node ``n`` are ``iset_off[n] + h`` for the hands ``h`` of th
 One pass touches every slot once; a leaf costs a product with a block of the chance-weight matrix
 ``W`` (own hand set x opponent hand set), done once per node for all its leaves. Regret updates:
 mode 0 = CFR+ (regret matching+, linear averaging), 1 = discounted CFR (alpha, beta, gamma; linear
-CFR is 1, 1, 1), 2 = vanilla CFR. Seats update alternately, as in OpenSpiel's ``CFRPlusSolver``,
+CFR is 1, 1, 1), 2 = vanilla CFR, 3 = magnetic mirror descent (``pos_discount`` is its step
+size, ``neg_discount`` the magnet's weight; see :func:`backward`). Seats update alternately, as in OpenSpiel's ``CFRPlusSolver``,
 and the new current strategy of an information set is computed as soon as its regrets change.
 
 An announcement (actor ``NATURE``: envido, flor) has no information set: each seat's reach passes into the
@@ -21,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-MODE_PLUS, MODE_DISCOUNT, MODE_VANILLA = 0, 1, 2
+MODE_PLUS, MODE_DISCOUNT, MODE_VANILLA, MODE_MMD = 0, 1, 2, 3
 CHILD, LEAF, REDEAL = 0, 1, 2
 NATURE = 2  # an announcement node (tree.NATURE)
 
@@ -164,6 +165,13 @@ def backward(seat, actor, hs, act_start, kind, child, util, trans, trans1, hs_of
     ``update``: add regrets and average-strategy mass, then refresh the current strategy (one CFR
     half-iteration for ``seat``). ``best_response``: ``seat`` maximises instead of following
     ``sigma`` (exact best response).
+
+    ``mode`` 3 (MMD, Sokota et al. 2023, behavioural form): at each information set, with ``Q`` the
+    action values given the set (counterfactual values over the opponent's and chance's reach of it),
+    step size ``eta`` (``pos_discount``) and magnet weight ``alpha`` (``neg_discount``) towards the
+    uniform policy: ``sigma' ~ (sigma * exp(eta * Q)) ** (1 / (1 + eta * alpha))``. The values passed up
+    are the regularised game's (each set's value minus ``alpha`` x its reach x KL(sigma || uniform)),
+    whose equilibrium (a QRE) MMD's last iterate converges to; ``S`` holds the last iterate.
     """
     n = actor.shape[0]
     hsize = hs_off[1:] - hs_off[:-1]
@@ -213,7 +221,7 @@ def backward(seat, actor, hs, act_start, kind, child, util, trans, trans1, hs_of
             if kind[e0 + k] != CHILD:
                 has_leaf = True
         if q == seat:
-            if has_leaf:
+            if has_leaf or (update and mode == 3):
                 ro = roff[i, 1 - seat]
                 for a in range(np_):
                     acc = 0.0
@@ -247,7 +255,29 @@ def backward(seat, actor, hs, act_start, kind, child, util, trans, trans1, hs_of
                     values[vo + h] = best
                     continue
                 values[vo + h] = v
-                if update:
+                if update and mode == 3:
+                    eta, magnet, wh, n_a = pos_discount, neg_discount, w[h], s1 - s0
+                    kl = 0.0
+                    for s in range(s0, s1):
+                        if sigma[s] > 0:
+                            kl += sigma[s] * np.log(sigma[s] * n_a)
+                    values[vo + h] = v - magnet * wh * kl
+                    if wh > 0:
+                        top = -1e300
+                        for s in range(s0, s1):
+                            x = (np.log(max(sigma[s], 1e-30)) + eta * vk[s - s0] / wh) / (1.0 + eta * magnet)
+                            vk[s - s0] = x
+                            if x > top:
+                                top = x
+                        tot = 0.0
+                        for s in range(s0, s1):
+                            vk[s - s0] = np.exp(vk[s - s0] - top)
+                            tot += vk[s - s0]
+                        for s in range(s0, s1):
+                            sigma[s] = vk[s - s0] / tot
+                    for s in range(s0, s1):
+                        S[s] = sigma[s]
+                elif update:
                     reach_h = reach[rp + h]
                     tot = 0.0
                     for s in range(s0, s1):

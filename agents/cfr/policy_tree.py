@@ -208,40 +208,46 @@ def slot_probabilities(tree: PublicTree, solver: PublicTreeSolver, node: int, j:
 
 
 @njit(cache=True)
+def hand_row(h, used, own_played, hand_counts, card_index, pct, hand_size, vals, cards_out, strength_out):
+    """One row's hand-dependent inputs: the deck indices of hand ``h``'s unplayed cards (canonical
+    assignment, -1 past the last) and its sorted card strengths, at a node where ``used`` cards of
+    each class are played, ``own_played`` of them by the seat."""
+    cards_out[:] = -1
+    nc = 0
+    nv = 0
+    for c in range(card_index.shape[0]):
+        k = hand_counts[h, c] - own_played[c]
+        for t in range(k):
+            idx = used[c] + t
+            if idx >= card_index.shape[1] or card_index[c, idx] < 0:
+                idx = used[c] - 1 if used[c] > 0 else 0  # unreachable hand: any card
+            d = card_index[c, idx]
+            seen = False
+            for u in range(nc):
+                seen = seen or cards_out[u] == d
+            if not seen and nc < cards_out.shape[0]:
+                cards_out[nc] = d
+                nc += 1
+            if nv < vals.shape[0]:
+                vals[nv] = pct[d]
+                nv += 1
+    strength_out[:] = 0.0
+    srt = np.sort(vals[:nv])[::-1]
+    for t in range(min(nv, hand_size)):
+        strength_out[t] = srt[t]
+
+
+@njit(cache=True)
 def hand_rows(node_set, used, own_played, hs_off, hs_hands, hand_counts, card_index, pct, hand_size,
                row_node, row_hand, row_cards, row_strength):
-    """Per (node, hand) row of a chunk: the deck indices of the unplayed cards in hand (canonical
-    assignment, -1 past the last) and the hand's sorted card strengths (the strength features)."""
+    """Per (node, hand) row of a chunk: :func:`hand_row` for every hand of each node's hand set."""
     r = 0
-    n_classes = card_index.shape[0]
     vals = np.zeros(hand_size + 8, dtype=np.float32)
     for b in range(node_set.shape[0]):
         s = node_set[b]
         for j in range(hs_off[s + 1] - hs_off[s]):
-            h = hs_hands[hs_off[s] + j]
-            row_cards[r, :] = -1
-            nc = 0
-            nv = 0
-            for c in range(n_classes):
-                k = hand_counts[h, c] - own_played[b, c]
-                for t in range(k):
-                    idx = used[b, c] + t
-                    if idx >= card_index.shape[1] or card_index[c, idx] < 0:
-                        idx = used[b, c] - 1 if used[b, c] > 0 else 0  # unreachable hand: any card
-                    d = card_index[c, idx]
-                    seen = False
-                    for u in range(nc):
-                        seen = seen or row_cards[r, u] == d
-                    if not seen and nc < row_cards.shape[1]:
-                        row_cards[r, nc] = d
-                        nc += 1
-                    if nv < vals.shape[0]:
-                        vals[nv] = pct[d]
-                        nv += 1
-            row_strength[r, :] = 0.0
-            srt = np.sort(vals[:nv])[::-1]
-            for t in range(min(nv, hand_size)):
-                row_strength[r, t] = srt[t]
+            hand_row(hs_hands[hs_off[s] + j], used[b], own_played[b], hand_counts, card_index, pct, hand_size, vals,
+                     row_cards[r], row_strength[r])
             row_node[r] = b
             row_hand[r] = j
             r += 1

@@ -1,4 +1,4 @@
-"""Exact heads-up solving on the public tree: CFR+, discounted and linear CFR, best response.
+"""Exact heads-up solving on the public tree: CFR+, discounted and linear CFR, MMD, best response.
 
     tree = build_tree(make_rules("le_truc", redeal=False))
     solver = PublicTreeSolver(tree, algorithm="cfr+")
@@ -20,14 +20,15 @@ from truc_env.errors import TrucError
 from . import kernels as K
 from .tree import PublicTree
 
-ALGORITHMS = ("cfr+", "dcfr", "lcfr", "cfr")
+ALGORITHMS = ("cfr+", "dcfr", "lcfr", "cfr", "mmd")
 
 
 class PublicTreeSolver:
     """Tabular CFR over (public node, own hand) information sets, with exact best response."""
 
     def __init__(self, tree: PublicTree, algorithm: str = "cfr+", alpha: float = 1.5, beta: float = 0.0,
-                 gamma: float = 2.0, redeal_value: float = 0.0, dtype: str = "float64"):
+                 gamma: float = 2.0, redeal_value: float = 0.0, dtype: str = "float64", mmd_step: float = 1.0,
+                 mmd_magnet: float = 0.1, mmd_magnet_end: float = 0.001, mmd_iterations: int = 1000):
         if algorithm not in ALGORITHMS:
             raise TrucError(f"unknown algorithm {algorithm!r} for the exact solver; known: {', '.join(ALGORITHMS)}")
         self.tree = tree
@@ -36,6 +37,9 @@ class PublicTreeSolver:
             alpha, beta, gamma = 1.0, 1.0, 1.0
         self.alpha, self.beta, self.gamma = alpha, beta, gamma
         self.redeal_value = float(redeal_value)
+        # MMD: the step size, and the magnet's weight annealed geometrically over mmd_iterations
+        self.mmd_step, self.mmd_magnet, self.mmd_magnet_end = float(mmd_step), float(mmd_magnet), float(mmd_magnet_end)
+        self.mmd_iterations = max(1, int(mmd_iterations))
         t = tree
         self.trans1 = t.trans1 if t.trans1 is not None else np.full(len(t.trans), -1, dtype=np.int64)
         (self.iset_off, self.iset_start, self.slot_k, self.roff, n_reach,
@@ -74,7 +78,8 @@ class PublicTreeSolver:
         regrets and the average strategy (``weights``: the iteration's weights) as CFR does. An accepted
         redeal is worth :attr:`redeal_value` (seat 0's points)."""
         t = self.tree
-        mode = {"cfr+": K.MODE_PLUS, "dcfr": K.MODE_DISCOUNT, "lcfr": K.MODE_DISCOUNT, "cfr": K.MODE_VANILLA}[self.algorithm]
+        mode = {"cfr+": K.MODE_PLUS, "dcfr": K.MODE_DISCOUNT, "lcfr": K.MODE_DISCOUNT, "cfr": K.MODE_VANILLA,
+                "mmd": K.MODE_MMD}[self.algorithm]
         avg_weight, pos, neg, avg_disc = weights
         return K.backward(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.util, t.trans, self.trans1, t.hs_off,
                           t.hs_hands, t.tr_off, t.tr_pos, t.W, self.iset_off, self.iset_start, self.slot_k, self.roff, self.voff,
@@ -89,6 +94,8 @@ class PublicTreeSolver:
             it = self.iteration
             weights = (float(it), it ** self.alpha / (it ** self.alpha + 1), it ** self.beta / (it ** self.beta + 1),
                        (it / (it + 1)) ** self.gamma)
+            if self.algorithm == "mmd":
+                weights = (1.0, self.mmd_step, self.magnet_at(it), 0.0)
             if it == 1:
                 self.forward(0, self.sigma)
                 self.forward(1, self.sigma)
@@ -101,6 +108,11 @@ class PublicTreeSolver:
             self.cpu_seconds += time.process_time() - cpu
             if callback is not None:
                 callback(self)
+
+    def magnet_at(self, it: int) -> float:
+        """MMD's magnet weight at iteration ``it``: from ``mmd_magnet`` to ``mmd_magnet_end``, geometrically."""
+        frac = min(1.0, (it - 1) / max(1, self.mmd_iterations - 1))
+        return self.mmd_magnet * (self.mmd_magnet_end / self.mmd_magnet) ** frac if self.mmd_magnet > 0 else 0.0
 
     # ------------------------------------------------------------------ results
     def average_strategy(self) -> np.ndarray:
@@ -161,5 +173,7 @@ class PublicTreeSolver:
         self.seconds = float(d["seconds"])
         self.cpu_seconds = float(d.get("cpu_seconds", 0.0))
         K.initial_strategy(self.tree.actor, self.iset_off, self.iset_start, self.R, self.sigma)
+        if self.algorithm == "mmd":  # MMD's current strategy is its last iterate, kept in S
+            self.sigma[:] = self.average_strategy()
         self.forward(0, self.sigma)
         self.forward(1, self.sigma)

@@ -1,0 +1,495 @@
+"""A policy network fitted to a strategy table on the public tree: ``truc train distill --config ...``.
+
+The teacher is a table with one action distribution per information set (public node, own hand as
+strength classes) of a heads-up hand: a ``cfr:`` strategy file written from the same public trees
+(a CFR solve, a full-width MMD run, a PSRO mixture, a PPO/MMD ``average.npz``). The student is the
+PPO network of ``ppo:PATH``, so everything that plays, measures or ranks a PPO policy takes the
+result. With a redeal both parts are fitted: the hand and the hand after an accepted redeal (whose
+rows carry a first hand, drawn from the teacher's odds of reaching the redeal with it, or from the
+deal: the student learns to play there whatever its first hand was, as the teacher does).
+
+Rows are information sets, sampled with the student's stake in them: the seat's own probability of
+reaching the set under the teacher times the chance of its hand (what a best response against the
+seat can make of that set), mixed with a share drawn uniformly (sets the teacher never reaches, where
+the student may still go). A row's input is what the network would see at the canonical suit
+assignment of :mod:`agents.cfr.policy_tree` (the node's hand-free input from
+:func:`train.exploitability.node_inputs`, the hand's cards, strengths and first hand written in), and
+with ``suits`` a random class-preserving relabelling of the suits per batch (so the student is close to
+suit-blind, as the game is). The loss is the cross-entropy of the teacher's distribution against the
+student's, card plays summed per class; the log reports its KL divergence. The budget is a count of
+gradient steps; the result's exact exploitability is measured at the end (``truc exploitability``'s
+path) and every ``eval_every`` steps.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from agents.cfr.labels import PLAY, STUCK
+from agents.cfr.policy_tree import CardClasses, hand_row, root_state
+from truc_env.atomic import atomic_write_text
+from truc_env.errors import TrucError
+from truc_env.rules import make_rules
+
+from . import config
+
+
+@dataclass
+class DistillConfig:
+    variant: str = "le_truc"
+    """the variant (heads-up, one the public tree takes)"""
+    options: dict = field(default_factory=dict)
+    """the variant's options, as for ``make_rules``"""
+    dealer: int = 0
+    """the dealer of the hand"""
+    score: list = field(default_factory=lambda: [0, 0])
+    """the score before the hand"""
+    abstraction: str = "strength"
+    """the public tree's card abstraction (the teacher's)"""
+    teacher: str = "cfr:runs/cfr_le_truc_redeal/strategy.npz"
+    """a ``cfr:`` strategy file written from these public trees"""
+    hidden: list = field(default_factory=lambda: [64, 64])
+    """the student's hidden layers (a PPO network)"""
+    features: str = "observation+strength"
+    """the student's input features (agents.ppo.network.FEATURES)"""
+    steps: int = 20000
+    """gradient steps: the budget"""
+    batch: int = 4096
+    """information sets per step"""
+    learning_rate: float = 1.0e-3
+    """Adam's step size at the start, annealed linearly to ``learning_rate_end``"""
+    learning_rate_end: float = 1.0e-4
+    """Adam's step size at the last step"""
+    cont_share: float = 0.3
+    """share of each batch drawn from the hand after an accepted redeal (rules with a redeal)"""
+    uniform_share: float = 0.05
+    """share of each part's draws made uniformly over its information sets rather than by stake"""
+    suits: bool = True
+    """relabel the suits at random per batch"""
+    first_hands: int = 64
+    """first hands after a redeal drawn from the teacher's odds (as many again from the deal)"""
+    seed: int = 0
+    """seeds the student's initial weights, the draws and the relabellings"""
+    log_every: int = 500
+    """steps between log lines and curve rows"""
+    eval_every: int = 0
+    """steps between exact exploitability measurements (0: at the end only)"""
+    checkpoint_every: int = 2000
+    """steps between checkpoints (``--resume`` continues from the last)"""
+    cache_dir: str | None = None
+    """where the public trees and node inputs are kept (default: truc exploitability's cache)"""
+    out: str = "runs/distill_le_truc"
+    """folder of the policy (policy.pt, a ppo: checkpoint), the curve (CSV, PNG) and the summary"""
+
+    KIND = "distill"
+
+    def validate(self) -> None:
+        from agents.ppo.network import FEATURES
+        from train.exploitability import check_applies
+
+        rules = make_rules(self.variant, **self.options)
+        check_applies(rules, tuple(self.score))
+        if rules.vira or rules.envido:
+            raise TrucError(f"distill takes games whose table a network is written into directly (no vira, no "
+                            f"envido); {self.variant} with these options has "
+                            f"{'a vira' if rules.vira else 'envido'}")
+        if self.features not in FEATURES:
+            raise TrucError(f"features {self.features!r}: one of {', '.join(FEATURES)}")
+        if not self.teacher.startswith("cfr:"):
+            raise TrucError(f"teacher {self.teacher!r}: a strategy file, cfr:PATH")
+        if not os.path.exists(self.teacher[4:]):
+            raise TrucError(f"teacher {self.teacher!r}: no such file {self.teacher[4:]!r} (train it first: "
+                            "truc train cfr --config configs/cfr_le_truc_redeal.yaml)")
+        if len(self.score) != 2:
+            raise TrucError(f"score must be two numbers (seat 0, seat 1), got {self.score}")
+
+
+DistillConfig.SCHEMA = {
+    "variant": config.STR, "options": config.DICT, "dealer": config.Int(0, 1),
+    "score": config.List(config.Int(0, 10**6), min_len=2), "abstraction": config.Choice("strength", "none"),
+    "teacher": config.STR, "hidden": config.List(config.Int(1, 4096), min_len=1),
+    "features": config.STR, "steps": config.Int(1, 10**9), "batch": config.Int(1, 10**6),
+    "learning_rate": config.Float(1e-8, 1.0), "learning_rate_end": config.Float(0.0, 1.0),
+    "cont_share": config.Float(0.0, 1.0), "uniform_share": config.Float(0.0, 1.0), "suits": config.BOOL,
+    "first_hands": config.Int(1, 10**5), "seed": config.SEED, "log_every": config.Int(1, 10**9),
+    "eval_every": config.Int(0, 10**9), "checkpoint_every": config.Int(1, 10**9),
+    "cache_dir": config.Setting("str", none=True), "out": config.STR,
+}
+
+
+# ---------------------------------------------------------------------------------- rows
+@njit(cache=True)
+def _rows(isets, node_of, iset_off, actor, hs, hs_off, hs_hands, act_start, label, indptr, indices, data, used, own,
+          hand_counts, card_index, pct, hand_size, o_hand, o_strength, o_first, first_bits, first_pick, play,
+          iset_start, slot_k, target, X, legal, T):
+    """Inputs, legal actions and teacher targets of a batch of information sets.
+
+    ``T`` has one column per engine action (non-card actions) followed by one per card class."""
+    n_act = legal.shape[1]
+    vals = np.zeros(hand_size + 8, dtype=np.float32)
+    cards = np.zeros(hand_size, dtype=np.int64)
+    strength = np.zeros(hand_size, dtype=np.float32)
+    D = first_bits.shape[2]
+    for r in range(isets.shape[0]):
+        i = isets[r]
+        n = node_of[i]
+        q = actor[n]
+        h = hs_hands[hs_off[hs[n, q]] + i - iset_off[n]]
+        X[r, :] = 0.0
+        legal[r, :] = False
+        T[r, :] = 0.0
+        for k in range(indptr[n], indptr[n + 1]):
+            X[r, indices[k]] = data[k]
+        hand_row(h, used[n], own[n], hand_counts, card_index, pct, hand_size, vals, cards, strength)
+        plays = False
+        for e in range(act_start[n], act_start[n + 1]):
+            if label[e] < STUCK:
+                legal[r, label[e]] = True
+            elif label[e] >= PLAY:
+                plays = True
+        for u in range(hand_size):
+            d = cards[u]
+            if d >= 0:
+                X[r, o_hand + d] = 1.0
+                legal[r, play + d] = plays  # cards in hand are legal where the node is a card play
+        if o_strength >= 0:
+            for t in range(hand_size):
+                X[r, o_strength + t] = strength[t]
+        if o_first >= 0:
+            for d in range(D):
+                X[r, o_first + d] = first_bits[first_pick[r], q, d]
+        for s in range(iset_start[i], iset_start[i + 1]):
+            lab = label[act_start[n] + slot_k[s]]
+            if lab >= PLAY:
+                T[r, n_act + lab - PLAY] += target[s]
+            elif lab != STUCK:  # STUCK: a hand the plays rule out, no engine action
+                T[r, lab] += target[s]
+
+
+class Part:
+    """One tree's rows: the teacher's table, the sampling distribution and the node inputs."""
+
+    def __init__(self, name, rules, tree, solver, target, inputs, features, first_bits, uniform_share):
+        from agents.ppo.network import percentiles
+        from truc_env.observe import encoder_of
+
+        self.name, self.tree, self.solver, self.target = name, tree, solver, target
+        ab = tree.abstraction
+        enc = encoder_of(rules)
+        self.inputs = inputs
+        self.cards = CardClasses.of(ab, rules)
+        after = first_bits is not None
+        pct_of = percentiles(tuple(root_state(rules, tree.dealer, tree.score, after, tree.vira).strength))
+        self.pct = np.array([pct_of.get(c, 0.0) for c in enc.L.deck], dtype=np.float32)
+        self.hand_counts = np.array([ab.counts(h) for h in ab.hands], dtype=np.int64)
+        self.o_hand = enc.offset["hand"]
+        self.L_play = enc.L.play
+        self.o_first = enc.offset.get("first_hand", -1) if (rules.redeal and after) else -1
+        self.o_strength = enc.size if features == "observation+strength" else -1
+        self.first_bits = first_bits if after else np.zeros((1, 2, enc.D), dtype=np.float32)
+        n_isets = solver.n_infosets
+        self.node_of = np.repeat(np.arange(tree.n_nodes, dtype=np.int64), np.diff(solver.iset_off))
+        # stake: own reach under the teacher x the hand's chance
+        solver.forward(0, target)
+        solver.forward(1, target)
+        q = tree.actor[self.node_of].astype(np.int64)
+        j = np.arange(n_isets, dtype=np.int64) - solver.iset_off[self.node_of]
+        hand = tree.hs_hands[tree.hs_off[tree.hs[self.node_of, q]] + j]
+        prior = ab.deal_weights().sum(axis=1)
+        stake = solver.reach[solver.roff[self.node_of, q] + j] * prior[hand]
+        del q, j, hand
+        p = (1.0 - uniform_share) * stake / stake.sum() + uniform_share / n_isets
+        self.cdf = np.cumsum(p)
+        self.cdf /= self.cdf[-1]
+        self.n_isets = n_isets
+
+    def draw(self, rng, k: int) -> np.ndarray:
+        return np.minimum(np.searchsorted(self.cdf, rng.random(k), side="right"), self.n_isets - 1)
+
+    def rows(self, isets, rng, F, A, C):
+        t, s = self.tree, self.solver
+        B = len(isets)
+        X = np.zeros((B, F), dtype=np.float32)
+        legal = np.zeros((B, A), dtype=np.bool_)
+        T = np.zeros((B, A + C), dtype=np.float32)
+        pick = rng.integers(len(self.first_bits), size=B)
+        _rows(isets, self.node_of, s.iset_off, t.actor, t.hs, t.hs_off, t.hs_hands, t.act_start, t.label,
+              self.inputs["indptr"], self.inputs["indices"], self.inputs["data"], self.inputs["used"],
+              self.inputs["own"], self.hand_counts, self.cards.index, self.pct, t.rules.hand_size, self.o_hand,
+              self.o_strength, self.o_first, self.first_bits, pick, self.L_play, s.iset_start, s.slot_k,
+              self.target, X, legal, T)
+        return X, legal, T
+
+
+def _first_bits(rules, ab, teacher, dealer, score, k, seed) -> np.ndarray:
+    """First hands for the rows after a redeal, as input bits per seat: ``k`` drawn from the teacher's
+    odds of reaching the redeal with them and ``k`` from the deal (highest cards of each class)."""
+    from train.exploitability import first_hand_samples, probability_function
+
+    cards = CardClasses.of(ab, rules)
+    samples, _ = first_hand_samples(rules, ab, probability_function(teacher), dealer, score, k, seed)
+    rng = np.random.default_rng(seed + 1)
+    prior = ab.deal_weights()
+    flat = rng.choice(prior.size, size=k, p=(prior / prior.sum()).ravel())
+    samples += [(ab.hands[int(x) // ab.n_hands], ab.hands[int(x) % ab.n_hands]) for x in flat]
+    D = len(cards.card_class)
+    bits = np.zeros((len(samples), 2, D), dtype=np.float32)
+    for i, first in enumerate(samples):
+        for q in range(2):
+            for c, n in enumerate(ab.counts(first[q])):
+                for t in range(n):
+                    bits[i, q, cards.index[c, len(cards.members[c]) - 1 - t]] = 1.0
+    return bits
+
+
+def load_parts(cfg: DistillConfig, rules, log=print) -> list[Part]:
+    """The parts to fit (the hand, and the hand after a redeal), their trees cached like truc exploitability's."""
+    from agents import make_agent
+    from agents.cfr.solver import PublicTreeSolver
+    from train.exploitability import cached_tree, default_cache_dir, node_inputs, stored_table
+
+    cache = cfg.cache_dir or default_cache_dir()
+    teacher = make_agent(cfg.teacher, rules)
+    parts = []
+    names = (["cont"] if rules.redeal else []) + ["main"]
+    for name in names:
+        part_rules = make_rules(rules.variant, **{**rules.options, "redeal": False}) if name == "cont" else rules
+        t0 = time.process_time()
+        tree = cached_tree(part_rules, cfg.dealer, tuple(cfg.score), cfg.abstraction, cache)
+        solver = PublicTreeSolver(tree, dtype="float32")
+        target = stored_table(teacher, name, tree, solver)
+        if target is None:
+            raise TrucError(f"teacher {cfg.teacher!r} has no table written from the public tree of the "
+                            f"{'hand after a redeal' if name == 'cont' else 'hand'} of these Rules "
+                            f"({rules.variant}, dealer {cfg.dealer}, score {cfg.score}, {cfg.abstraction}); "
+                            "a strategy file of a CFR solve of the same config is")
+        inputs = node_inputs(tree, rules, cfg.features, name == "cont", cache, progress=True)
+        bits = _first_bits(rules, tree.abstraction, teacher, cfg.dealer, cfg.score, cfg.first_hands, cfg.seed) \
+            if name == "cont" else None
+        part = Part(name, rules, tree, solver, target.astype(np.float64), inputs, cfg.features, bits, cfg.uniform_share)
+        parts.append(part)
+        log(f"[{name}] {tree.n_nodes:,} public nodes, {part.n_isets:,} information sets ready "
+            f"({time.process_time() - t0:.0f} CPU s)")
+    return parts
+
+
+def _layout(rules):
+    from truc_env.actions import layout_of
+
+    return layout_of(rules)
+
+
+# ---------------------------------------------------------------------------------- training
+def _class_matrix(rules, ab):
+    """``[deck index, class]`` one-hot: a card play's probability summed into its class."""
+    import torch
+
+    cards = CardClasses.of(ab, rules)
+    M = torch.zeros(len(cards.card_class), ab.n_classes)
+    for d, c in enumerate(cards.card_class):
+        if c >= 0:
+            M[d, c] = 1.0
+    return M
+
+
+def distill_loss(net, X, legal, T, play: int, class_matrix):
+    """(cross-entropy, KL divergence) of the teacher's targets ``T`` against the network, card plays
+    summed per class; ``T``'s first ``A`` columns are engine actions, the rest card classes."""
+    import torch
+
+    A = legal.shape[1]
+    logits = net.actor(X).masked_fill(~legal, float("-inf"))
+    logp = torch.log_softmax(logits, dim=-1)
+    D = class_matrix.shape[0]
+    p_cards = logp[:, play:play + D].exp()
+    log_class = torch.log((p_cards @ class_matrix).clamp_min(1e-30))
+    logq = torch.cat([logp.masked_fill(~legal, 0.0), log_class], dim=1)
+    t = T
+    has = t > 0
+    ce = -(t * torch.where(has, logq, torch.zeros_like(logq))).sum(1)
+    ent = -(t * torch.where(has, torch.log(t.clamp_min(1e-30)), torch.zeros_like(t))).sum(1)
+    assert logq.shape[1] == A + class_matrix.shape[1]
+    return ce.mean(), (ce - ent).mean()
+
+
+def _relabel(X, legal, perm, blocks, play):
+    """The rows as the suit relabelling ``perm`` (deck index -> deck index) would encode them."""
+    D = len(perm)
+    idx = np.arange(X.shape[1])
+    for o in blocks:
+        idx[o + perm] = o + np.arange(D)
+    Xp = np.empty_like(X)
+    Xp[:, idx] = X
+    lp = legal.copy()
+    lp[:, play + perm] = legal[:, play:play + D]
+    return Xp, lp
+
+
+def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
+    """Fit the student, measure it, write ``{out}/policy.pt``, the curve and the summary."""
+    import torch
+
+    from agents.cfr.policy_tree import suit_permutations
+    from agents.ppo.checkpoint import read_checkpoint, save_atomic
+    from agents.ppo.network import PolicyNet, feature_size
+    from train.exploitability import card_blocks
+    from train.ppo import PPOConfig, policy_dict
+
+    cfg.validate()
+    rules = make_rules(cfg.variant, **cfg.options)
+    out = config.output_folder(cfg.out)
+    ck_path = os.path.join(out, "checkpoint.pt")
+    cpu0 = time.process_time()
+    torch.set_num_threads(1)
+    torch.manual_seed(cfg.seed)
+    L = _layout(rules)
+    F, A = feature_size(rules, cfg.features), L.size
+    net = PolicyNet(F, A, cfg.hidden)
+    opt = torch.optim.Adam(net.actor.parameters(), lr=cfg.learning_rate)
+    rng = np.random.default_rng(cfg.seed)
+    step, curve, cpu_before = 0, [], 0.0
+    if resume and os.path.exists(ck_path):
+        ck = read_checkpoint(ck_path, rules)
+        if ck.get("distill") != _identity(cfg):
+            raise TrucError(f"{ck_path} was written by another distill config; resume it with the same settings "
+                            "(or start afresh in another out folder)")
+        net.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["optimizer"])
+        rng.bit_generator.state = json.loads(ck["numpy_rng"])
+        torch.set_rng_state(ck["torch_rng"])
+        step, curve, cpu_before = int(ck["step"]), json.loads(ck["curve"]), float(ck["cpu_seconds"])
+        log(f"resumed at step {step:,}")
+    parts = load_parts(cfg, rules, log)
+    ab = parts[-1].tree.abstraction
+    M = _class_matrix(rules, ab)
+    blocks = card_blocks(rules, cfg.features)
+    perms = suit_permutations(ab, rules, 64, cfg.seed) if cfg.suits else [np.arange(len(L.deck))]
+    shares = [cfg.cont_share, 1.0 - cfg.cont_share] if len(parts) == 2 else [1.0]
+    ppo_cfg = PPOConfig(variant=cfg.variant, options=dict(cfg.options), hidden=list(cfg.hidden),
+                        features=cfg.features, seed=cfg.seed)
+    from tqdm import tqdm
+
+    def policy():
+        d = policy_dict(ppo_cfg, rules, net)
+        d["distill"] = _identity(cfg)
+        return d
+
+    def measure():
+        from agents.ppo import PPOAgent
+        from train.exploitability import default_cache_dir, policy_exploitability
+
+        net.eval()
+        agent = PPOAgent(net, rules, cfg.features, name="student")
+        res = policy_exploitability(agent, rules, cfg.dealer, tuple(cfg.score), cfg.abstraction,
+                                    cache_dir=cfg.cache_dir or default_cache_dir(), log=lambda m: None)
+        net.train()
+        return res
+
+    def save_checkpoint():
+        ck = policy()
+        ck.update({"optimizer": opt.state_dict(), "numpy_rng": json.dumps(rng.bit_generator.state),
+                   "torch_rng": torch.get_rng_state(), "step": step, "curve": json.dumps(curve),
+                   "cpu_seconds": cpu_before + time.process_time() - cpu0})
+        save_atomic(ck, ck_path)
+
+    stats = {"ce": 0.0, "kl": 0.0, "n": 0}
+    bar = tqdm(total=cfg.steps, initial=step, desc="distill", unit="step", mininterval=5)
+    while step < cfg.steps:
+        frac = step / max(1, cfg.steps - 1)
+        for g in opt.param_groups:
+            g["lr"] = cfg.learning_rate + frac * (cfg.learning_rate_end - cfg.learning_rate)
+        counts = rng.multinomial(cfg.batch, shares)
+        Xs, Ls, Ts = [], [], []
+        for part, k in zip(parts, counts):
+            if k == 0:
+                continue
+            X, legal, T = part.rows(part.draw(rng, int(k)), rng, F, A, M.shape[1])
+            Xs.append(X), Ls.append(legal), Ts.append(T)
+        X, legal, T = np.concatenate(Xs), np.concatenate(Ls), np.concatenate(Ts)
+        if cfg.suits:
+            X, legal = _relabel(X, legal, perms[int(rng.integers(len(perms)))], blocks, L.play)
+        ce, kl = distill_loss(net, torch.from_numpy(X), torch.from_numpy(legal), torch.from_numpy(T), L.play, M)
+        opt.zero_grad()
+        ce.backward()
+        opt.step()
+        step += 1
+        bar.update(1)
+        stats["ce"] += float(ce.detach())
+        stats["kl"] += float(kl)
+        stats["n"] += 1
+        last = step == cfg.steps
+        row = None
+        if step % cfg.log_every == 0 or last:
+            row = {"step": step, "kl": stats["kl"] / stats["n"], "cross_entropy": stats["ce"] / stats["n"],
+                   "exploitability": "", "cpu_seconds": round(cpu_before + time.process_time() - cpu0, 1)}
+            stats = {"ce": 0.0, "kl": 0.0, "n": 0}
+        if (cfg.eval_every and step % cfg.eval_every == 0) or last:
+            res = measure()
+            row = row or {"step": step, "kl": "", "cross_entropy": "", "cpu_seconds": 0.0}
+            row["exploitability"] = res["exploitability"]
+            row["cpu_seconds"] = round(cpu_before + time.process_time() - cpu0, 1)
+            log(f"step {step:,}: exploitability {res['exploitability']:.4f} (BR {res['br0']:+.4f} / {res['br1']:+.4f})")
+        if row is not None:
+            curve.append(row)
+            if row["kl"] != "":
+                bar.write(f"step {step:,}: KL {row['kl']:.4f}, cross-entropy {row['cross_entropy']:.4f}")
+        if step % cfg.checkpoint_every == 0 or last:
+            save_checkpoint()
+    bar.close()
+    save_atomic(policy(), os.path.join(out, "policy.pt"))
+    _write_curve(out, curve)
+    final = next((r for r in reversed(curve) if r["exploitability"] != ""), {})
+    summary = {"config": dataclasses.asdict(cfg), "steps": step, "exploitability": final.get("exploitability"),
+               "kl": next((r["kl"] for r in reversed(curve) if r["kl"] != ""), None),
+               "cpu_seconds": cpu_before + time.process_time() - cpu0, "policy": os.path.join(out, "policy.pt")}
+    atomic_write_text(os.path.join(out, "summary.json"), json.dumps(summary, indent=2) + "\n")
+    log(f"policy: {summary['policy']} (ppo:{summary['policy']}); exploitability {summary['exploitability']}")
+    return summary
+
+
+def _identity(cfg: DistillConfig) -> str:
+    """What a checkpoint must share with the config that resumes it (all but the logging and the budget)."""
+    d = dataclasses.asdict(cfg)
+    for k in ("steps", "log_every", "eval_every", "checkpoint_every", "cache_dir", "out"):
+        d.pop(k)
+    return json.dumps(d, sort_keys=True)
+
+
+def _write_curve(out: str, curve: list) -> None:
+    import io
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=["step", "kl", "cross_entropy", "exploitability", "cpu_seconds"])
+    w.writeheader()
+    w.writerows(curve)
+    atomic_write_text(os.path.join(out, "curve.csv"), buf.getvalue())
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, ax = plt.subplots(1, 2, figsize=(9, 3.4))
+    kl = [(r["step"], r["kl"]) for r in curve if r["kl"] != ""]
+    ex = [(r["step"], r["exploitability"]) for r in curve if r["exploitability"] != ""]
+    if kl:
+        ax[0].plot(*zip(*kl))
+    ax[0].set(xlabel="gradient steps", ylabel="KL(teacher || student)", yscale="log", title="fit")
+    if ex:
+        ax[1].plot(*zip(*ex), marker="o")
+    ax[1].set(xlabel="gradient steps", ylabel="points per hand", yscale="log", title="exact exploitability")
+    fig.tight_layout()
+    from truc_env.atomic import atomic_open
+
+    with atomic_open(os.path.join(out, "curve.png"), "wb") as f:
+        fig.savefig(f, format="png", dpi=110)
+    plt.close(fig)
