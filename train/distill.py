@@ -82,6 +82,8 @@ class DistillConfig:
     """steps between log lines and curve rows"""
     eval_every: int = 0
     """steps between exact exploitability measurements (0: at the end only)"""
+    measure_start: bool = True
+    """also measure the untrained student (the curve's first point)"""
     checkpoint_every: int = 2000
     """steps between checkpoints (``--resume`` continues from the last)"""
     cache_dir: str | None = None
@@ -120,7 +122,7 @@ DistillConfig.SCHEMA = {
     "learning_rate": config.Float(1e-8, 1.0), "learning_rate_end": config.Float(0.0, 1.0),
     "cont_share": config.Float(0.0, 1.0), "uniform_share": config.Float(0.0, 1.0), "suits": config.BOOL,
     "first_hands": config.Int(1, 10**5), "seed": config.SEED, "log_every": config.Int(1, 10**9),
-    "eval_every": config.Int(0, 10**9), "checkpoint_every": config.Int(1, 10**9),
+    "eval_every": config.Int(0, 10**9), "measure_start": config.BOOL, "checkpoint_every": config.Int(1, 10**9),
     "cache_dir": config.Setting("str", none=True), "out": config.STR,
 }
 
@@ -400,6 +402,11 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
                    "cpu_seconds": cpu_before + time.process_time() - cpu0})
         save_atomic(ck, ck_path)
 
+    if step == 0 and cfg.measure_start:
+        res = measure()
+        curve.append({"step": 0, "kl": "", "cross_entropy": "", "exploitability": res["exploitability"],
+                      "cpu_seconds": round(time.process_time() - cpu0, 1)})
+        log(f"untrained student: exploitability {res['exploitability']:.4f}")
     stats = {"ce": 0.0, "kl": 0.0, "n": 0}
     bar = tqdm(total=cfg.steps, initial=step, desc="distill", unit="step", mininterval=5)
     while step < cfg.steps:
@@ -423,7 +430,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         step += 1
         bar.update(1)
         stats["ce"] += float(ce.detach())
-        stats["kl"] += float(kl)
+        stats["kl"] += float(kl.detach())
         stats["n"] += 1
         last = step == cfg.steps
         row = None
@@ -449,6 +456,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
     final = next((r for r in reversed(curve) if r["exploitability"] != ""), {})
     summary = {"config": dataclasses.asdict(cfg), "steps": step, "exploitability": final.get("exploitability"),
                "kl": next((r["kl"] for r in reversed(curve) if r["kl"] != ""), None),
+               "untrained_exploitability": curve[0]["exploitability"] if curve and curve[0]["step"] == 0 else None,
                "cpu_seconds": cpu_before + time.process_time() - cpu0, "policy": os.path.join(out, "policy.pt")}
     atomic_write_text(os.path.join(out, "summary.json"), json.dumps(summary, indent=2) + "\n")
     log(f"policy: {summary['policy']} (ppo:{summary['policy']}); exploitability {summary['exploitability']}")
@@ -458,7 +466,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
 def _identity(cfg: DistillConfig) -> str:
     """What a checkpoint must share with the config that resumes it (all but the logging and the budget)."""
     d = dataclasses.asdict(cfg)
-    for k in ("steps", "log_every", "eval_every", "checkpoint_every", "cache_dir", "out"):
+    for k in ("steps", "log_every", "eval_every", "measure_start", "checkpoint_every", "cache_dir", "out"):
         d.pop(k)
     return json.dumps(d, sort_keys=True)
 

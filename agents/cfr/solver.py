@@ -173,7 +173,7 @@ class PublicTreeSolver:
         self.seconds = float(d["seconds"])
         self.cpu_seconds = float(d.get("cpu_seconds", 0.0))
         K.initial_strategy(self.tree.actor, self.iset_off, self.iset_start, self.R, self.sigma)
-        if self.algorithm == "mmd":  # MMD's current strategy is its last iterate, kept in S
-            self.sigma[:] = self.average_strategy()
+        if self.algorithm == "mmd" and self.iteration > 0:  # MMD's current strategy: its last iterate, kept in S
+            self.sigma[:] = self.S
         self.forward(0, self.sigma)
         self.forward(1, self.sigma)

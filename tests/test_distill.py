@@ -1,0 +1,175 @@
+"""Full-width MMD on the public tree, and a PPO network distilled from a public-tree strategy table.
+
+A shrunk heads-up Le Truc with its redeal (4 ranks, 2-card hands, at most 2 raises): MMD's last iterate
+gets close to equilibrium, a huge magnet keeps it at the uniform policy (the negative control), the
+student's training rows are the rows the exploitability measurement asks the network about, a short
+fit lowers the student's exact exploitability, resuming equals not stopping, and bad settings are
+refused saying what is allowed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from truc_env.errors import TrucError
+from truc_env.rules import make_rules
+
+torch = pytest.importorskip("torch")
+
+SMALL = {"ranks": 4, "hand_size": 2, "max_raises": 2}  # the redeal on
+
+
+def solve(tmp_path, name, **settings):
+    from train.cfr import CFRConfig, run
+
+    cfg = CFRConfig(**{**dict(variant="le_truc", options=SMALL, algorithm="dcfr", iterations=60, eval_every=60,
+                              checkpoint_every=60, dtype="float64", out=str(tmp_path / name)), **settings})
+    summary = run(cfg, log=lambda m: None)
+    return summary, str(tmp_path / name / "strategy.npz")
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory):
+    """A DCFR strategy of the shrunk game (both parts)."""
+    _, path = solve(tmp_path_factory.mktemp("teacher"), "cfr")
+    return path
+
+
+def distill_config(tmp_path, teacher, **settings):
+    from train.distill import DistillConfig
+
+    return DistillConfig(**{**dict(options=SMALL, teacher=f"cfr:{teacher}", steps=400, batch=512, log_every=100,
+                                   checkpoint_every=200, cache_dir=str(tmp_path / "cache"), out=str(tmp_path / "d")),
+                            **settings})
+
+
+def test_full_width_mmd_last_iterate_approaches_equilibrium(tmp_path):
+    summary, _ = solve(tmp_path, "mmd", algorithm="mmd", iterations=400, eval_every=400, mmd_step=0.3,
+                       mmd_magnet=0.3, mmd_magnet_end=0.01)
+    assert summary["cont"]["exploitability"] < 0.01 and summary["main"]["exploitability"] < 0.01  # uniform: > 1
+
+
+def test_full_width_mmd_with_a_huge_magnet_stays_uniform(tmp_path):
+    from agents.cfr.solver import PublicTreeSolver
+    from agents.cfr.tree import build_tree
+
+    tree = build_tree(make_rules("le_truc", **{**SMALL, "redeal": False}))
+    solver = PublicTreeSolver(tree, "mmd", mmd_step=0.3, mmd_magnet=1e6, mmd_magnet_end=1e6, mmd_iterations=20)
+    solver.iterate(20)
+    uniform = PublicTreeSolver(tree, "mmd").sigma  # the magnet: uniform over each set's actions
+    assert np.abs(solver.average_strategy() - uniform).max() < 1e-4
+    assert solver.exploitability() == pytest.approx(solver.exploitability(uniform), abs=1e-3)
+
+
+def test_full_width_mmd_resumes_to_the_same_iterate():
+    from agents.cfr.solver import PublicTreeSolver
+    from agents.cfr.tree import build_tree
+
+    tree = build_tree(make_rules("le_truc", **{**SMALL, "redeal": False}))
+    settings = dict(mmd_step=0.3, mmd_magnet=0.3, mmd_magnet_end=0.01, mmd_iterations=30)
+    whole = PublicTreeSolver(tree, "mmd", **settings)
+    whole.iterate(30)
+    cut = PublicTreeSolver(tree, "mmd", **settings)
+    cut.iterate(10)
+    again = PublicTreeSolver(tree, "mmd", **settings)
+    again.load_state_dict(cut.state_dict())
+    again.iterate(20)
+    assert np.array_equal(whole.average_strategy(), again.average_strategy())
+
+
+def test_distill_rows_are_the_exploitability_tables_rows(tmp_path, teacher):
+    """What the student is trained on is what the measurement asks the network (both parts, a first hand)."""
+    from agents.cfr.labels import PLAY, STUCK
+    from agents.cfr.policy_tree import CardClasses
+    from agents.ppo.network import PolicyNet, feature_size
+    from train.distill import _class_matrix, _layout, load_parts
+    from train.exploitability import tabulate_ppo
+
+    cfg = distill_config(tmp_path, teacher)
+    rules = make_rules("le_truc", **SMALL)
+    parts = load_parts(cfg, rules, log=lambda m: None)
+    torch.manual_seed(3)
+    L = _layout(rules)
+    net = PolicyNet(feature_size(rules, cfg.features), L.size, [32, 32])
+    for layer in net.actor:  # large weights: distributions far from uniform
+        if isinstance(layer, torch.nn.Linear):
+            layer.weight.data *= 8
+    for part in parts:
+        M = _class_matrix(rules, part.tree.abstraction)
+        first = None
+        if part.name == "cont":
+            part.first_bits = part.first_bits[:1]
+            cc = CardClasses.of(part.tree.abstraction, rules)
+            bits = part.first_bits[0]
+            first = [tuple(tuple(sorted(int(cc.card_class[d]) for d in np.flatnonzero(bits[q]))) for q in range(2))]
+        X, legal, T = part.rows(np.arange(part.n_isets), np.random.default_rng(0), net.actor[0].in_features,
+                                L.size, M.shape[1])
+        assert np.allclose(T.sum(1), 1.0, atol=1e-5)
+        with torch.no_grad():
+            logp = torch.log_softmax(net.actor(torch.from_numpy(X)).masked_fill(~torch.from_numpy(legal),
+                                                                                float("-inf")), -1)
+        p = logp.exp().numpy()
+        ext = np.concatenate([p, p[:, L.play:L.play + M.shape[0]] @ M.numpy()], 1)
+        sigma = tabulate_ppo(part.tree, part.solver, net, cfg.features, rules, first, None, cache_dir=cfg.cache_dir)
+        s, t = part.solver, part.tree
+        slot_iset = np.repeat(np.arange(part.n_isets), np.diff(s.iset_start))
+        lab = t.label[t.act_start[part.node_of[slot_iset]] + s.slot_k]
+        col = np.where(lab >= PLAY, L.size + lab - PLAY, lab)
+        keep = lab != STUCK
+        assert np.abs(ext[slot_iset[keep], col[keep]] - sigma[keep]).max() < 1e-5
+
+
+def test_distill_lowers_exploitability_and_plays_as_a_ppo_agent(tmp_path, teacher):
+    from agents import make_agent
+    from train.distill import run
+    from train.exploitability import policy_exploitability
+
+    rules = make_rules("le_truc", **SMALL)
+    summary = run(distill_config(tmp_path, teacher), log=lambda m: None)
+    agent = make_agent(f"ppo:{summary['policy']}", rules)
+    got = policy_exploitability(agent, rules, cache_dir=str(tmp_path / "cache"), log=lambda m: None)
+    assert got["exploitability"] == pytest.approx(summary["exploitability"], abs=1e-9)
+    untrained = summary["untrained_exploitability"]
+    assert untrained > 1.0 and summary["exploitability"] < 0.5 * untrained
+
+
+def test_distill_resumes_to_the_uninterrupted_fit(tmp_path, teacher, monkeypatch):
+    import agents.ppo.checkpoint as checkpoint
+    from train.distill import run
+
+    settings = dict(steps=300, checkpoint_every=100, measure_start=False)
+    whole = run(distill_config(tmp_path, teacher, out=str(tmp_path / "whole"), **settings), log=lambda m: None)
+    real = checkpoint.save_atomic
+
+    def dies_after_two(obj, path):  # killed after the checkpoint of step 200
+        real(obj, path)
+        if obj.get("step") == 200:
+            raise RuntimeError("killed")
+
+    monkeypatch.setattr(checkpoint, "save_atomic", dies_after_two)
+    with pytest.raises(RuntimeError, match="killed"):
+        run(distill_config(tmp_path, teacher, out=str(tmp_path / "cut"), **settings), log=lambda m: None)
+    monkeypatch.setattr(checkpoint, "save_atomic", real)
+    again = run(distill_config(tmp_path, teacher, out=str(tmp_path / "cut"), **settings), resume=True,
+                log=lambda m: None)
+    assert again["exploitability"] == whole["exploitability"]
+    a = torch.load(whole["policy"], weights_only=True)["model"]
+    b = torch.load(again["policy"], weights_only=True)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_distill_refuses_bad_settings(tmp_path, teacher):
+    from train.distill import DistillConfig, run
+
+    with pytest.raises(TrucError, match="features 'cards'"):
+        DistillConfig(features="cards", teacher=f"cfr:{teacher}").validate()
+    with pytest.raises(TrucError, match="no such file"):
+        DistillConfig(teacher="cfr:/nowhere/strategy.npz").validate()
+    with pytest.raises(TrucError, match="cfr:PATH"):
+        DistillConfig(teacher="ppo:models/ppo_le_truc.pt").validate()
+    with pytest.raises(TrucError, match="exploitability on the public tree does not apply"):
+        DistillConfig(variant="le_truc_4p", teacher=f"cfr:{teacher}").validate()
+    # a strategy of other Rules (the full game's trees differ)
+    with pytest.raises(TrucError, match="cannot play"):
+        run(distill_config(tmp_path, teacher, options={**SMALL, "max_raises": 1}), log=lambda m: None)
