@@ -37,6 +37,8 @@ ROWS = (
     ("nfsp", "OpenSpiel NFSP (average policy)", "nfsp", "configs/learn_small_ppo.yaml"),
     ("psro", "PSRO, exact best-response oracle", "psro", "configs/psro_small.yaml"),
     ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small.yaml"),
+    ("mmd_full", "full-width MMD, tabular (last iterate)", "cfr", "configs/mmd_small.yaml"),
+    ("mmd_full_net", "full-width MMD distilled into the network", "distill", "configs/distill_small_mmd.yaml"),
 )
 # the same tuned MMD and a CFR+ solve for scale on other shrunk games (``--game``; docs/results.md)
 GAMES = {
@@ -49,6 +51,7 @@ GAMES = {
         ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small_mineiro.yaml"))),
 }
 DETERMINISTIC = ("psro", "cfr")
+ON_THE_TREE = ("psro", "cfr", "distill")  # plotted against oracle calls, iterations or distillation steps
 COLUMNS = ("row", "seed", "x", "exploitability", "avg_exploitability", "run_cpu_seconds")
 
 
@@ -61,7 +64,11 @@ def run_one(key: str, kind: str, cfg_path: str, seed: int, runs: str, force: boo
     """Run (or read) one row's run for one seed; its measurements as rows of ``COLUMNS``."""
     out = os.path.join(runs, key if kind in DETERMINISTIC else f"{key}_s{seed}")
     curve = os.path.join(out, {"ppo": "exploitability.csv", "nfsp": "curve.csv", "psro": "curve.csv",
-                               "cfr": "curve.csv"}[kind])
+                               "cfr": "curve.csv", "distill": "curve.csv"}[kind])
+    teacher_cpu = 0.0
+    if kind == "distill":  # its teacher is the full-width MMD row's strategy: run (or read) it first
+        run_one("mmd_full", "cfr", "configs/mmd_small.yaml", 0, runs, False)
+        teacher_cpu = float(open(os.path.join(runs, "mmd_full", "benchmark_cpu_seconds.txt")).read())
     cpu_file = os.path.join(out, "benchmark_cpu_seconds.txt")
     if force or not os.path.exists(cpu_file):
         cpu0 = time.process_time()
@@ -82,6 +89,13 @@ def run_one(key: str, kind: str, cfg_path: str, seed: int, runs: str, force: boo
             cfg = PPOConfig.from_yaml(cfg_path)
             run(cfg.options, steps=cfg.total_steps, seed=seed, eval_every=cfg.steps_per_update * cfg.exploitability_every,
                 out=out, variant=cfg.variant, hidden=tuple(cfg.hidden), log=lambda msg: None)
+        elif kind == "distill":
+            from train import config
+            from train.distill import DistillConfig, run
+
+            run(config.load(DistillConfig, cfg_path, [f"seed={seed}", f"out={out}",
+                                                      f"teacher=cfr:{os.path.join(runs, 'mmd_full', 'strategy.npz')}"]),
+                log=lambda msg: None)
         elif kind == "psro":
             from train import config
             from train.psro import PSROConfig, run
@@ -92,10 +106,12 @@ def run_one(key: str, kind: str, cfg_path: str, seed: int, runs: str, force: boo
 
             cfr_main(cfg_path, overrides=[f"out={out}"])
         atomic_write_text(cpu_file, f"{time.process_time() - cpu0:.2f}\n")
-    cpu = float(open(cpu_file).read())
+    cpu = float(open(cpu_file).read()) + teacher_cpu  # a distilled network's cost includes its teacher's
     rows = []
     for r in read_csv(curve):
-        x = r.get("global_step") or r.get("iteration")
+        if r["exploitability"] == "":  # a distillation's log rows without a measurement
+            continue
+        x = r.get("global_step") or r.get("iteration") or r.get("step")
         avg = r.get("avg_exploitability", "")
         rows.append({"row": key, "seed": seed, "x": int(float(x)), "exploitability": float(r["exploitability"]),
                      "avg_exploitability": float(avg) if avg not in ("", None) else "", "run_cpu_seconds": cpu})
@@ -120,7 +136,7 @@ def summary_lines(rows: list[dict], table=ROWS) -> list[str]:
             continue
         seeds = sorted({r["seed"] for r in mine})
         last = [[r for r in mine if r["seed"] == s][-1] for s in seeds]
-        unit = {"psro": "oracle calls", "cfr": "iterations"}.get(kind, "steps")
+        unit = {"psro": "oracle calls", "cfr": "iterations", "distill": "gradient steps"}.get(kind, "steps")
         budget = f"{int(np.median([r['x'] for r in last])):,} {unit}"
         cpu = np.median([r["run_cpu_seconds"] for r in last])
         it = np.array([r["exploitability"] for r in last])
@@ -147,7 +163,7 @@ def plot(rows: list[dict], path: str, table=ROWS, title: str = GAMES["le_truc"][
         mine = [r for r in rows if r["row"] == key]
         if not mine:
             continue
-        target = bx if kind in DETERMINISTIC else ax
+        target = bx if kind in ON_THE_TREE else ax
         seeds = sorted({r["seed"] for r in mine})
         per = [[r for r in mine if r["seed"] == s] for s in seeds]
         n = min(len(p) for p in per)  # the same measurement schedule in every seed
@@ -167,7 +183,8 @@ def plot(rows: list[dict], path: str, table=ROWS, title: str = GAMES["le_truc"][
             a.axhline(uniform[0], color="grey", ls="--", lw=0.8, label="uniform policy")
     for a, xlabel, panel in ((ax, "learner steps", "sample-based learners: median of the seeds, range shaded; "
                               "dotted: last iterate"),
-                             (bx, "PSRO oracle calls / CFR+ iterations", "tabular methods on the public tree")):
+                             (bx, "PSRO oracle calls / CFR+, MMD iterations / distillation steps",
+                              "methods on the public tree")):
         a.set_xlabel(xlabel)
         a.set_yscale("log")
         a.set_title(panel, fontsize=9)
