@@ -37,7 +37,7 @@ ROWS = (
     ("nfsp", "OpenSpiel NFSP (average policy)", "nfsp", "configs/learn_small_ppo.yaml"),
     ("psro", "PSRO, exact best-response oracle", "psro", "configs/psro_small.yaml"),
     ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small.yaml"),
-    ("mmd_full", "full-width MMD, tabular (last iterate)", "cfr", "configs/mmd_small.yaml"),
+    ("mmd_full", "full-width MMD, tabular (last iterate)", "cfr", "configs/cfr_mmd_small.yaml"),
     ("mmd_full_net", "full-width MMD distilled into the network", "distill", "configs/distill_small_mmd.yaml"),
 )
 # the same tuned MMD and a CFR+ solve for scale on other shrunk games (``--game``; docs/results.md)
@@ -67,7 +67,7 @@ def run_one(key: str, kind: str, cfg_path: str, seed: int, runs: str, force: boo
                                "cfr": "curve.csv", "distill": "curve.csv"}[kind])
     teacher_cpu = 0.0
     if kind == "distill":  # its teacher is the full-width MMD row's strategy: run (or read) it first
-        run_one("mmd_full", "cfr", "configs/mmd_small.yaml", 0, runs, False)
+        run_one("mmd_full", "cfr", "configs/cfr_mmd_small.yaml", 0, runs, False)
         teacher_cpu = float(open(os.path.join(runs, "mmd_full", "benchmark_cpu_seconds.txt")).read())
     cpu_file = os.path.join(out, "benchmark_cpu_seconds.txt")
     if force or not os.path.exists(cpu_file):

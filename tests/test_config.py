@@ -11,13 +11,15 @@ from train.arena import ArenaConfig
 from train.cfr import CFRConfig
 from train.cli import main
 from train.config import DemoConfig
+from train.distill import DistillConfig
 from train.ppo import PPOConfig
 from train.psro import PSROConfig
 from train.signals_runs import Experiment, ExperimentAnalysis, ExperimentRun, load_experiment
 from truc_env.errors import TrucError
 
 ROOT = Path(__file__).resolve().parents[1]
-KINDS = [ArenaConfig, CFRConfig, PPOConfig, PSROConfig, DemoConfig, Experiment, ExperimentRun, ExperimentAnalysis]
+KINDS = [ArenaConfig, CFRConfig, PPOConfig, PSROConfig, DistillConfig, DemoConfig, Experiment, ExperimentRun,
+         ExperimentAnalysis]
 
 
 @pytest.mark.parametrize("cls", KINDS, ids=lambda c: c.__name__)
@@ -56,6 +58,8 @@ def _kind_of(name: str, raw: dict):
         return PPOConfig
     if name.startswith("psro_"):
         return PSROConfig
+    if name.startswith("distill_"):
+        return DistillConfig
     return {"demo.yaml": DemoConfig, "signals_experiments.yaml": Experiment}[name]
 
 

@@ -165,7 +165,7 @@ def test_distill_refuses_bad_settings(tmp_path, teacher):
     with pytest.raises(TrucError, match="features 'cards'"):
         DistillConfig(features="cards", teacher=f"cfr:{teacher}").validate()
     with pytest.raises(TrucError, match="no such file"):
-        DistillConfig(teacher="cfr:/nowhere/strategy.npz").validate()
+        run(distill_config(tmp_path, "/nowhere/strategy.npz"), log=lambda m: None)
     with pytest.raises(TrucError, match="cfr:PATH"):
         DistillConfig(teacher="ppo:models/ppo_le_truc.pt").validate()
     with pytest.raises(TrucError, match="exploitability on the public tree does not apply"):

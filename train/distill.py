@@ -107,9 +107,6 @@ class DistillConfig:
             raise TrucError(f"features {self.features!r}: one of {', '.join(FEATURES)}")
         if not self.teacher.startswith("cfr:"):
             raise TrucError(f"teacher {self.teacher!r}: a strategy file, cfr:PATH")
-        if not os.path.exists(self.teacher[4:]):
-            raise TrucError(f"teacher {self.teacher!r}: no such file {self.teacher[4:]!r} (train it first: "
-                            "truc train cfr --config configs/cfr_le_truc_redeal.yaml)")
         if len(self.score) != 2:
             raise TrucError(f"score must be two numbers (seat 0, seat 1), got {self.score}")
 
@@ -259,6 +256,9 @@ def load_parts(cfg: DistillConfig, rules, log=print) -> list[Part]:
     from train.exploitability import cached_tree, default_cache_dir, node_inputs, stored_table
 
     cache = cfg.cache_dir or default_cache_dir()
+    if not os.path.exists(cfg.teacher[4:]):
+        raise TrucError(f"teacher {cfg.teacher!r}: no such file {cfg.teacher[4:]!r} (solve it first, e.g. "
+                        "truc train cfr --config configs/cfr_le_truc_redeal.yaml)")
     teacher = make_agent(cfg.teacher, rules)
     parts = []
     names = (["cont"] if rules.redeal else []) + ["main"]
