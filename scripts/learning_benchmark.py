@@ -45,10 +45,12 @@ GAMES = {
     "le_truc": ("shrunk heads-up Le Truc (4 ranks, 2-card hands, 2 raises, no redeal)", ROWS),
     "put": ("shrunk heads-up Put (4 ranks, 2-card hands, 2 raises)", (
         ("mmd_tuned", "MMD, tuned", "ppo", "configs/learn_small_mmd_tuned_put.yaml"),
-        ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small_put.yaml"))),
+        ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small_put.yaml"),
+        ("mmd_full", "full-width MMD, tabular (last iterate)", "cfr", "configs/cfr_mmd_small_put.yaml"))),
     "mineiro": ("shrunk heads-up clean-deck Truco Mineiro (4 ranks, 2-card hands, 2 raises)", (
         ("mmd_tuned", "MMD, tuned", "ppo", "configs/learn_small_mmd_tuned_mineiro.yaml"),
-        ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small_mineiro.yaml"))),
+        ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small_mineiro.yaml"),
+        ("mmd_full", "full-width MMD, tabular (last iterate)", "cfr", "configs/cfr_mmd_small_mineiro.yaml"))),
 }
 DETERMINISTIC = ("psro", "cfr")
 ON_THE_TREE = ("psro", "cfr", "distill")  # plotted against oracle calls, iterations or distillation steps
