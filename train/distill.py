@@ -14,8 +14,9 @@ seat can make of that set), mixed with a share drawn uniformly (sets the teacher
 the student may still go). A row's input is what the network would see at the canonical suit
 assignment of :mod:`agents.cfr.policy_tree` (the node's hand-free input from
 :func:`train.exploitability.node_inputs`, the hand's cards, strengths and first hand written in), and
-with ``suits`` a random class-preserving relabelling of the suits per batch (so the student is close to
-suit-blind, as the game is). The loss is the cross-entropy of the teacher's distribution against the
+with ``suits`` a fresh class-preserving relabelling of the suits per batch and a random order of the
+unplayed dealt slots per row (so the student plays real deals, whose suits and dealt order are any, as
+it plays the canonical ones: the game does not depend on them). The loss is the cross-entropy of the teacher's distribution against the
 student's, card plays summed per class; the log reports its KL divergence. The budget is a count of
 gradient steps; the result's exact exploitability is measured at the end (``truc exploitability``'s
 path) and every ``eval_every`` steps.
@@ -73,7 +74,8 @@ class DistillConfig:
     uniform_share: float = 0.05
     """share of each part's draws made uniformly over its information sets rather than by stake"""
     suits: bool = True
-    """relabel the suits at random per batch"""
+    """relabel the suits at random per batch and deal the unplayed slots in a random order per row (the
+    table's rows are at the canonical suits and dealt order; real play is at any)"""
     first_hands: int = 64
     """first hands after a redeal drawn from the teacher's odds (as many again from the deal)"""
     seed: int = 0
@@ -322,6 +324,15 @@ def distill_loss(net, X, legal, T, play: int, class_matrix):
     return ce.mean(), (ce - ent).mean()
 
 
+def _deal_order(X, o_slots: int, hand_size: int, rng) -> None:
+    """Each row's unplayed dealt slots at random (as many as it has): the table's canonical order puts
+    the played cards first, real play any order, and the teacher plays every order alike."""
+    block = X[:, o_slots:o_slots + hand_size]
+    left = block.sum(axis=1, keepdims=True)
+    rank = np.argsort(np.argsort(rng.random(block.shape), axis=1), axis=1)
+    block[:] = (rank < left).astype(X.dtype)
+
+
 def _relabel(X, legal, perm, blocks, play):
     """The rows as the suit relabelling ``perm`` (deck index -> deck index) would encode them."""
     D = len(perm)
@@ -344,6 +355,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
     from agents.ppo.network import PolicyNet, feature_size
     from train.exploitability import card_blocks
     from train.ppo import PPOConfig, policy_dict
+    from truc_env.observe import encoder_of
 
     cfg.validate()
     rules = make_rules(cfg.variant, **cfg.options)
@@ -373,7 +385,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
     ab = parts[-1].tree.abstraction
     M = _class_matrix(rules, ab)
     blocks = card_blocks(rules, cfg.features)
-    perms = suit_permutations(ab, rules, 64, cfg.seed) if cfg.suits else [np.arange(len(L.deck))]
+    o_slots = encoder_of(rules).offset["slots"]
     shares = [cfg.cont_share, 1.0 - cfg.cont_share] if len(parts) == 2 else [1.0]
     ppo_cfg = PPOConfig(variant=cfg.variant, options=dict(cfg.options), hidden=list(cfg.hidden),
                         features=cfg.features, seed=cfg.seed)
@@ -421,8 +433,10 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
             X, legal, T = part.rows(part.draw(rng, int(k)), rng, F, A, M.shape[1])
             Xs.append(X), Ls.append(legal), Ts.append(T)
         X, legal, T = np.concatenate(Xs), np.concatenate(Ls), np.concatenate(Ts)
-        if cfg.suits:
-            X, legal = _relabel(X, legal, perms[int(rng.integers(len(perms)))], blocks, L.play)
+        if cfg.suits:  # a fresh relabelling within every class per batch, and a random dealt order per row
+            perm = suit_permutations(ab, rules, 2, int(rng.integers(2**31)))[0]
+            X, legal = _relabel(X, legal, perm, blocks, L.play)
+            _deal_order(X, o_slots, rules.hand_size, rng)
         ce, kl = distill_loss(net, torch.from_numpy(X), torch.from_numpy(legal), torch.from_numpy(T), L.play, M)
         opt.zero_grad()
         ce.backward()
