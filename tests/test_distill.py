@@ -83,14 +83,15 @@ def test_distill_rows_are_the_exploitability_tables_rows(tmp_path, teacher):
     from agents.cfr.labels import PLAY, STUCK
     from agents.cfr.policy_tree import CardClasses
     from agents.ppo.network import PolicyNet, feature_size
-    from train.distill import _class_matrix, _layout, load_parts
+    from train.distill import _class_matrix, load_parts
     from train.exploitability import tabulate_ppo
+    from truc_env.actions import layout_of
 
     cfg = distill_config(tmp_path, teacher)
     rules = make_rules("le_truc", **SMALL)
     parts = load_parts(cfg, rules, log=lambda m: None)
     torch.manual_seed(3)
-    L = _layout(rules)
+    L = layout_of(rules)
     net = PolicyNet(feature_size(rules, cfg.features), L.size, [32, 32])
     for layer in net.actor:  # large weights: distributions far from uniform
         if isinstance(layer, torch.nn.Linear):

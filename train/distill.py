@@ -35,7 +35,8 @@ import numpy as np
 from numba import njit
 
 from agents.cfr.labels import PLAY, STUCK
-from agents.cfr.policy_tree import CardClasses, hand_row, root_state
+from agents.cfr.policy_tree import CardClasses, first_hand_bits, hand_row, root_state
+from truc_env.actions import layout_of
 from truc_env.atomic import atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
@@ -241,14 +242,7 @@ def _first_bits(rules, ab, teacher, dealer, score, k, seed) -> np.ndarray:
     prior = ab.deal_weights()
     flat = rng.choice(prior.size, size=k, p=(prior / prior.sum()).ravel())
     samples += [(ab.hands[int(x) // ab.n_hands], ab.hands[int(x) % ab.n_hands]) for x in flat]
-    D = len(cards.card_class)
-    bits = np.zeros((len(samples), 2, D), dtype=np.float32)
-    for i, first in enumerate(samples):
-        for q in range(2):
-            for c, n in enumerate(ab.counts(first[q])):
-                for t in range(n):
-                    bits[i, q, cards.index[c, len(cards.members[c]) - 1 - t]] = 1.0
-    return bits
+    return np.stack([first_hand_bits(ab, cards, first) for first in samples])
 
 
 def load_parts(cfg: DistillConfig, rules, log=print) -> list[Part]:
@@ -285,12 +279,6 @@ def load_parts(cfg: DistillConfig, rules, log=print) -> list[Part]:
     return parts
 
 
-def _layout(rules):
-    from truc_env.actions import layout_of
-
-    return layout_of(rules)
-
-
 # ---------------------------------------------------------------------------------- training
 def _class_matrix(rules, ab):
     """``[deck index, class]`` one-hot: a card play's probability summed into its class."""
@@ -309,18 +297,13 @@ def distill_loss(net, X, legal, T, play: int, class_matrix):
     summed per class; ``T``'s first ``A`` columns are engine actions, the rest card classes."""
     import torch
 
-    A = legal.shape[1]
-    logits = net.actor(X).masked_fill(~legal, float("-inf"))
-    logp = torch.log_softmax(logits, dim=-1)
+    logp = torch.log_softmax(net.actor(X).masked_fill(~legal, float("-inf")), dim=-1)
     D = class_matrix.shape[0]
-    p_cards = logp[:, play:play + D].exp()
-    log_class = torch.log((p_cards @ class_matrix).clamp_min(1e-30))
+    log_class = torch.log((logp[:, play:play + D].exp() @ class_matrix).clamp_min(1e-30))
     logq = torch.cat([logp.masked_fill(~legal, 0.0), log_class], dim=1)
-    t = T
-    has = t > 0
-    ce = -(t * torch.where(has, logq, torch.zeros_like(logq))).sum(1)
-    ent = -(t * torch.where(has, torch.log(t.clamp_min(1e-30)), torch.zeros_like(t))).sum(1)
-    assert logq.shape[1] == A + class_matrix.shape[1]
+    has = T > 0  # 0 * log 0 is 0: targets of 0 take no log-probability (illegal actions sit at -inf)
+    ce = -(T * torch.where(has, logq, torch.zeros_like(logq))).sum(1)
+    ent = -(T * torch.where(has, torch.log(T.clamp_min(1e-30)), torch.zeros_like(T))).sum(1)
     return ce.mean(), (ce - ent).mean()
 
 
@@ -364,7 +347,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
     cpu0 = time.process_time()
     torch.set_num_threads(1)
     torch.manual_seed(cfg.seed)
-    L = _layout(rules)
+    L = layout_of(rules)
     F, A = feature_size(rules, cfg.features), L.size
     net = PolicyNet(F, A, cfg.hidden)
     opt = torch.optim.Adam(net.actor.parameters(), lr=cfg.learning_rate)
@@ -434,7 +417,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
             Xs.append(X), Ls.append(legal), Ts.append(T)
         X, legal, T = np.concatenate(Xs), np.concatenate(Ls), np.concatenate(Ts)
         if cfg.suits:  # a fresh relabelling within every class per batch, and a random dealt order per row
-            perm = suit_permutations(ab, rules, 2, int(rng.integers(2**31)))[0]
+            perm = suit_permutations(ab, rules, 2, int(rng.integers(2**31)))[0]  # (k=1 is the identity)
             X, legal = _relabel(X, legal, perm, blocks, L.play)
             _deal_order(X, o_slots, rules.hand_size, rng)
         ce, kl = distill_loss(net, torch.from_numpy(X), torch.from_numpy(legal), torch.from_numpy(T), L.play, M)

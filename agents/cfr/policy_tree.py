@@ -59,6 +59,18 @@ class CardClasses:
         return cls(members, index, card_class)
 
 
+def first_hand_bits(ab, cards: CardClasses, first) -> np.ndarray:
+    """``[seat, deck index]``: each seat's hand dealt before an accepted redeal (``first``: a class hand
+    per seat, or None for none) at its canonical cards, the highest of each class."""
+    bits = np.zeros((2, len(cards.card_class)), dtype=np.float32)
+    if first is not None:
+        for q in range(2):
+            for c, k in enumerate(ab.counts(first[q])):
+                for t in range(k):
+                    bits[q, cards.index[c, len(cards.members[c]) - 1 - t]] = 1.0
+    return bits
+
+
 def suit_permutations(ab, rules: Rules, k: int, seed: int = 0) -> list[np.ndarray]:
     """``k`` permutations of the deck indices, each within every class (a relabelling of suits that
     changes nothing in the game); ``k == 1``: the identity alone (the canonical assignment)."""
