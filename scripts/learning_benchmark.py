@@ -39,6 +39,8 @@ ROWS = (
     ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small.yaml"),
     ("mmd_full", "full-width MMD, tabular (last iterate)", "cfr", "configs/cfr_mmd_small.yaml"),
     ("mmd_full_net", "full-width MMD distilled into the network", "distill", "configs/distill_small_mmd.yaml"),
+    ("mmd_full_net_descent", "the same, then exploitability descent", "distill",
+     "configs/distill_small_mmd_descent.yaml"),
 )
 # the same tuned MMD and a CFR+ solve for scale on other shrunk games (``--game``; docs/results.md)
 GAMES = {

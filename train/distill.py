@@ -20,6 +20,13 @@ it plays the canonical ones: the game does not depend on them). The loss is the 
 student's, card plays summed per class; the log reports its KL divergence. The budget is a count of
 gradient steps; the result's exact exploitability is measured at the end (``truc exploitability``'s
 path) and every ``eval_every`` steps.
+
+**Exploitability descent** (``descent_rounds``): after the fit, each round measures the student exactly,
+takes the gradient of its value against a best response to it (:mod:`agents.cfr.descent`: per
+information set, its regrets against that response, drawn by own reach x their size) and makes
+``descent_steps`` steps on the cross-entropy plus ``descent_weight`` x minus the student's first-order
+gain along that direction: the teacher keeps the student near equilibrium, the descent moves it off what
+the best response exploits. A round costs one exact measurement; checkpoints are at the rounds' ends.
 """
 
 from __future__ import annotations
@@ -89,6 +96,14 @@ class DistillConfig:
     """also measure the untrained student (the curve's first point)"""
     checkpoint_every: int = 2000
     """steps between checkpoints (``--resume`` continues from the last)"""
+    descent_rounds: int = 0
+    """rounds of exploitability descent after the fit (each: measure, then ``descent_steps`` steps)"""
+    descent_steps: int = 10
+    """gradient steps per round of exploitability descent (few: the best response is fixed in a round)"""
+    descent_weight: float = 1.0
+    """weight of the descent term beside the teacher's cross-entropy in those steps"""
+    descent_learning_rate: float = 1.0e-4
+    """Adam's step size during exploitability descent"""
     cache_dir: str | None = None
     """where the public trees and node inputs are kept (default: truc exploitability's cache)"""
     out: str = "runs/distill_le_truc"
@@ -124,6 +139,8 @@ DistillConfig.SCHEMA = {
     "first_hands": config.Int(1, 10**5), "seed": config.SEED, "log_every": config.Int(1, 10**9),
     "eval_every": config.Int(0, 10**9), "measure_start": config.BOOL, "checkpoint_every": config.Int(1, 10**9),
     "cache_dir": config.Setting("str", none=True), "out": config.STR,
+    "descent_rounds": config.Int(0, 10**6), "descent_steps": config.Int(1, 10**9),
+    "descent_weight": config.Float(0.0, 1e6), "descent_learning_rate": config.Float(1e-8, 1.0),
 }
 
 
@@ -212,12 +229,22 @@ class Part:
         self.cdf = np.cumsum(p)
         self.cdf /= self.cdf[-1]
         self.n_isets = n_isets
+        self.descent, self.descent_cdf = None, None
 
-    def draw(self, rng, k: int) -> np.ndarray:
-        return np.minimum(np.searchsorted(self.cdf, rng.random(k), side="right"), self.n_isets - 1)
+    def draw(self, rng, k: int, cdf=None) -> np.ndarray:
+        cdf = self.cdf if cdf is None else cdf
+        return np.minimum(np.searchsorted(cdf, rng.random(k), side="right"), self.n_isets - 1)
 
-    def rows(self, isets, rng, F, A, C):
+    def set_descent(self, target: np.ndarray, weight: np.ndarray) -> None:
+        """Exploitability descent's direction at the student's table (:func:`agents.cfr.descent.descent_targets`):
+        its rows are drawn by their weight."""
+        self.descent = target.astype(np.float64)
+        total = weight.sum()
+        self.descent_cdf = np.cumsum(weight / total) if total > 0 else None
+
+    def rows(self, isets, rng, F, A, C, target=None):
         t, s = self.tree, self.solver
+        target = self.target if target is None else target
         B = len(isets)
         X = np.zeros((B, F), dtype=np.float32)
         legal = np.zeros((B, A), dtype=np.bool_)
@@ -227,7 +254,7 @@ class Part:
               self.inputs["indptr"], self.inputs["indices"], self.inputs["data"], self.inputs["used"],
               self.inputs["own"], self.hand_counts, self.cards.index, self.pct, t.rules.hand_size, self.o_hand,
               self.o_strength, self.o_first, self.first_bits, pick, self.L_play, s.iset_start, s.slot_k,
-              self.target, X, legal, T)
+              target, X, legal, T)
         return X, legal, T
 
 
@@ -307,6 +334,17 @@ def distill_loss(net, X, legal, T, play: int, class_matrix):
     return ce.mean(), (ce - ent).mean()
 
 
+def descent_loss(net, X, legal, G, play: int, class_matrix):
+    """Minus the student's first-order gain along exploitability descent's direction ``G`` (per row:
+    each action's regret against a best response, over the set's total; card plays per class)."""
+    import torch
+
+    p = torch.softmax(net.actor(X).masked_fill(~legal, float("-inf")), dim=-1)
+    D = class_matrix.shape[0]
+    P = torch.cat([p.masked_fill(~legal, 0.0), p[:, play:play + D] @ class_matrix], dim=1)
+    return -(G * P).sum(1).mean()
+
+
 def _deal_order(X, o_slots: int, hand_size: int, rng) -> None:
     """Each row's unplayed dealt slots at random (as many as it has): the table's canonical order puts
     the played cards first, real play any order, and the teacher plays every order alike."""
@@ -363,6 +401,10 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         rng.bit_generator.state = json.loads(ck["numpy_rng"])
         torch.set_rng_state(ck["torch_rng"])
         step, curve, cpu_before = int(ck["step"]), json.loads(ck["curve"]), float(ck["cpu_seconds"])
+        if step > cfg.steps and ck.get("descent") != _descent_identity(cfg):
+            raise TrucError(f"{ck_path} is in exploitability descent after a fit of {ck.get('fit_steps')} steps "
+                            f"with other settings ({ck.get('descent')}); resume it with the same steps and "
+                            "descent_* settings")
         log(f"resumed at step {step:,}")
     parts = load_parts(cfg, rules, log)
     ab = parts[-1].tree.abstraction
@@ -379,14 +421,27 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         d["distill"] = _identity(cfg)
         return d
 
-    def measure():
+    def measure(descent: bool = False):
+        """The student's exact exploitability; with ``descent`` also exploitability descent's direction
+        at its table, handed to each part (computed while each tree is in memory)."""
+        from agents.cfr.descent import descent_targets
         from agents.ppo import PPOAgent
         from train.exploitability import default_cache_dir, policy_exploitability
+
+        by_name = {p.name: p for p in parts}
+        cont_br = [(0.0, 0.0)]
+
+        def on_table(name, tree, solver, sigma, _step):
+            d = descent_targets(solver, sigma, cont_br[0] if name == "main" else (0.0, 0.0))
+            if name == "cont":
+                cont_br[0] = tuple(d["br"])
+            by_name[name].set_descent(d["target"], d["weight"])
 
         net.eval()
         agent = PPOAgent(net, rules, cfg.features, name="student")
         res = policy_exploitability(agent, rules, cfg.dealer, tuple(cfg.score), cfg.abstraction,
-                                    cache_dir=cfg.cache_dir or default_cache_dir(), log=lambda m: None)
+                                    cache_dir=cfg.cache_dir or default_cache_dir(), log=lambda m: None,
+                                    on_table=on_table if descent else None)
         net.train()
         return res
 
@@ -395,6 +450,8 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         ck.update({"optimizer": opt.state_dict(), "numpy_rng": json.dumps(rng.bit_generator.state),
                    "torch_rng": torch.get_rng_state(), "step": step, "curve": json.dumps(curve),
                    "cpu_seconds": cpu_before + time.process_time() - cpu0})
+        if step > cfg.steps:
+            ck.update({"descent": _descent_identity(cfg), "fit_steps": cfg.steps})
         save_atomic(ck, ck_path)
 
     if step == 0 and cfg.measure_start:
@@ -402,42 +459,76 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         curve.append({"step": 0, "kl": "", "cross_entropy": "", "exploitability": res["exploitability"],
                       "cpu_seconds": round(time.process_time() - cpu0, 1)})
         log(f"untrained student: exploitability {res['exploitability']:.4f}")
-    stats = {"ce": 0.0, "kl": 0.0, "n": 0}
-    bar = tqdm(total=cfg.steps, initial=step, desc="distill", unit="step", mininterval=5)
-    while step < cfg.steps:
-        frac = step / max(1, cfg.steps - 1)
-        for g in opt.param_groups:
-            g["lr"] = cfg.learning_rate + frac * (cfg.learning_rate_end - cfg.learning_rate)
+    total = cfg.steps + cfg.descent_rounds * cfg.descent_steps
+
+    def round_start(k: int) -> bool:  # a round of exploitability descent begins after step k
+        return cfg.steps <= k < total and (k - cfg.steps) % cfg.descent_steps == 0
+
+    if step >= cfg.steps and round_start(step):  # resumed at a round's start: its direction again
+        measure(descent=True)
+    elif cfg.steps < step < total:
+        raise TrucError(f"{ck_path} stopped inside a round of exploitability descent (step {step:,}); "
+                        "its checkpoints are written at the rounds' ends")
+
+    def batch(rows_of):
+        """One batch: rows from each part, suits relabelled and dealt orders shuffled."""
         counts = rng.multinomial(cfg.batch, shares)
         Xs, Ls, Ts = [], [], []
         for part, k in zip(parts, counts):
             if k == 0:
                 continue
-            X, legal, T = part.rows(part.draw(rng, int(k)), rng, F, A, M.shape[1])
+            X, legal, T = rows_of(part, int(k))
             Xs.append(X), Ls.append(legal), Ts.append(T)
         X, legal, T = np.concatenate(Xs), np.concatenate(Ls), np.concatenate(Ts)
         if cfg.suits:  # a fresh relabelling within every class per batch, and a random dealt order per row
             perm = suit_permutations(ab, rules, 2, int(rng.integers(2**31)))[0]  # (k=1 is the identity)
             X, legal = _relabel(X, legal, perm, blocks, L.play)
             _deal_order(X, o_slots, rules.hand_size, rng)
-        ce, kl = distill_loss(net, torch.from_numpy(X), torch.from_numpy(legal), torch.from_numpy(T), L.play, M)
+        return torch.from_numpy(X), torch.from_numpy(legal), torch.from_numpy(T)
+
+    def teacher_rows(part, k):
+        return part.rows(part.draw(rng, k), rng, F, A, M.shape[1])
+
+    def descent_rows(part, k):
+        if part.descent_cdf is None:  # no regret anywhere in this part: nothing to move
+            X, legal, T = teacher_rows(part, k)
+            return X, legal, np.zeros_like(T)
+        return part.rows(part.draw(rng, k, part.descent_cdf), rng, F, A, M.shape[1], part.descent)
+
+    stats = {"ce": 0.0, "kl": 0.0, "gain": 0.0, "n": 0}
+    bar = tqdm(total=total, initial=step, desc="distill", unit="step", mininterval=5)
+    while step < total:
+        descending = step >= cfg.steps
+        frac = step / max(1, cfg.steps - 1)
+        for g in opt.param_groups:
+            g["lr"] = cfg.descent_learning_rate if descending else \
+                cfg.learning_rate + frac * (cfg.learning_rate_end - cfg.learning_rate)
+        X, legal, T = batch(teacher_rows)
+        ce, kl = distill_loss(net, X, legal, T, L.play, M)
+        loss = ce
+        if descending:
+            Xd, legal_d, G = batch(descent_rows)
+            gain = descent_loss(net, Xd, legal_d, G, L.play, M)
+            loss = ce + cfg.descent_weight * gain
+            stats["gain"] += -float(gain.detach())
         opt.zero_grad()
-        ce.backward()
+        loss.backward()
         opt.step()
         step += 1
         bar.update(1)
         stats["ce"] += float(ce.detach())
         stats["kl"] += float(kl.detach())
         stats["n"] += 1
-        last = step == cfg.steps
+        last = step == total
         row = None
-        if step % cfg.log_every == 0 or last:
+        if step % cfg.log_every == 0 or last or step == cfg.steps:
             row = {"step": step, "kl": stats["kl"] / stats["n"], "cross_entropy": stats["ce"] / stats["n"],
-                   "exploitability": "", "cpu_seconds": round(cpu_before + time.process_time() - cpu0, 1)}
-            stats = {"ce": 0.0, "kl": 0.0, "n": 0}
-        if (cfg.eval_every and step % cfg.eval_every == 0) or last:
-            res = measure()
-            row = row or {"step": step, "kl": "", "cross_entropy": "", "cpu_seconds": 0.0}
+                   "descent_gain": stats["gain"] / stats["n"] if descending else "", "exploitability": "",
+                   "cpu_seconds": round(cpu_before + time.process_time() - cpu0, 1)}
+            stats = {"ce": 0.0, "kl": 0.0, "gain": 0.0, "n": 0}
+        if (cfg.eval_every and step % cfg.eval_every == 0) or last or round_start(step) or step == cfg.steps:
+            res = measure(descent=round_start(step))
+            row = row or {"step": step, "kl": "", "cross_entropy": "", "descent_gain": "", "cpu_seconds": 0.0}
             row["exploitability"] = res["exploitability"]
             row["cpu_seconds"] = round(cpu_before + time.process_time() - cpu0, 1)
             log(f"step {step:,}: exploitability {res['exploitability']:.4f} (BR {res['br0']:+.4f} / {res['br1']:+.4f})")
@@ -445,7 +536,8 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
             curve.append(row)
             if row["kl"] != "":
                 bar.write(f"step {step:,}: KL {row['kl']:.4f}, cross-entropy {row['cross_entropy']:.4f}")
-        if step % cfg.checkpoint_every == 0 or last:
+        if step % cfg.checkpoint_every == 0 and not cfg.steps < step < total or last or round_start(step) \
+                or step == cfg.steps:
             save_checkpoint()
     bar.close()
     save_atomic(policy(), os.path.join(out, "policy.pt"))
@@ -465,14 +557,23 @@ def _identity(cfg: DistillConfig) -> str:
     d = dataclasses.asdict(cfg)
     for k in ("steps", "log_every", "eval_every", "measure_start", "checkpoint_every", "cache_dir", "out"):
         d.pop(k)
+    for k in [k for k in d if k.startswith("descent_")]:  # they act after the fit: checked there
+        d.pop(k)
     return json.dumps(d, sort_keys=True)
+
+
+def _descent_identity(cfg: DistillConfig) -> str:
+    """What a checkpoint written during exploitability descent must share with the config resuming it."""
+    return json.dumps({"fit_steps": cfg.steps, "descent_steps": cfg.descent_steps,
+                       "descent_weight": cfg.descent_weight,
+                       "descent_learning_rate": cfg.descent_learning_rate}, sort_keys=True)
 
 
 def _write_curve(out: str, curve: list) -> None:
     import io
 
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=["step", "kl", "cross_entropy", "exploitability", "cpu_seconds"])
+    w = csv.DictWriter(buf, fieldnames=["step", "kl", "cross_entropy", "descent_gain", "exploitability", "cpu_seconds"])
     w.writeheader()
     w.writerows(curve)
     atomic_write_text(os.path.join(out, "curve.csv"), buf.getvalue())

@@ -28,15 +28,13 @@ import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from numba import njit
 
+from agents.cfr.descent import best_response_choice
 from truc_env.atomic import atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
 from . import config
-
-LEAF, REDEAL = 1, 2  # agents.cfr.tree edge kinds
 
 
 @dataclass
@@ -87,48 +85,6 @@ PSROConfig.SCHEMA = {
 
 
 # ---------------------------------------------------------------------------------- tables
-@njit(cache=True)
-def _best_response_choice(seat, actor, hs, act_start, kind, child, util, trans, hs_off, hs_hands, tr_off, tr_pos, W,
-                          iset_off, iset_start, slot_k, roff, voff, reach, values, out):
-    """Write ``seat``'s pure best response into ``out`` (its slots only), from the best-response values
-    ``values`` of a ``backward(best_response=True)`` pass and the opponent's reach in ``reach``: at each
-    of its information sets the action of highest value (the kernel's per-slot values, recomputed)."""
-    n = actor.shape[0]
-    hsize = hs_off[1:] - hs_off[:-1]
-    sign = 1.0 if seat == 0 else -1.0
-    for i in range(n):
-        if actor[i] != seat:
-            continue
-        e0 = act_start[i]
-        sp, so = hs[i, seat], hs[i, 1 - seat]
-        hp = hs_hands[hs_off[sp]:hs_off[sp] + hsize[sp]]
-        ho = hs_hands[hs_off[so]:hs_off[so] + hsize[so]]
-        ro = roff[i, 1 - seat]
-        for h in range(hsize[sp]):
-            iset = iset_off[i] + h
-            s0, s1 = iset_start[iset], iset_start[iset + 1]
-            w = 0.0
-            for b in range(hsize[so]):
-                r = reach[ro + b]
-                if r != 0.0:
-                    w += (W[hp[h], ho[b]] if seat == 0 else W[ho[b], hp[h]]) * r
-            best, arg = -1e300, s0
-            for s in range(s0, s1):
-                e = e0 + slot_k[s]
-                if kind[e] == LEAF:
-                    x = sign * util[e] * w
-                elif kind[e] == REDEAL:
-                    x = 0.0  # PSRO refuses rules with a redeal
-                else:
-                    t = trans[e]
-                    j = h if t < 0 else tr_pos[tr_off[t] + h]
-                    x = values[voff[child[e], seat] + j]
-                if x > best:
-                    best, arg = x, s
-                out[s] = 0.0
-            out[arg] = 1.0
-
-
 class TableGame:
     """A heads-up hand's public tree and solver, with the seat and own-reach index of every slot."""
 
@@ -175,9 +131,9 @@ class TableGame:
             s.forward(0, sigma)
             s.forward(1, sigma)
             values.append(float(s.backward(seat, sigma, best_response=True)))
-            _best_response_choice(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.util, t.trans, t.hs_off,
-                                  t.hs_hands, t.tr_off, t.tr_pos, t.W, s.iset_off, s.iset_start, s.slot_k, s.roff,
-                                  s.voff, s.reach, s.values, out)
+            best_response_choice(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.util, t.trans, t.hs_off,
+                                 t.hs_hands, t.tr_off, t.tr_pos, t.W, s.iset_off, s.iset_start, s.slot_k, s.roff,
+                                 s.voff, s.reach, s.values, 0.0, out)  # PSRO refuses rules with a redeal
         return out, (values[0], values[1])
 
     def mix(self, tables: list[np.ndarray], weights0, weights1) -> np.ndarray:

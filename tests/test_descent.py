@@ -1,0 +1,133 @@
+"""Exploitability descent: the exact gradient of a table's value against a best response to it, and the
+distilled network moved along it (``descent_rounds`` of ``truc train distill``).
+
+On a shrunk heads-up Le Truc: the descent's best responses are the measurement's, stepping a table along
+the direction lowers its exploitability and stepping against it raises it (the negative control), a
+distilled student moved along it for a few rounds ends below the fit it started from, and a run killed
+between rounds resumes to the same network.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from truc_env.errors import TrucError
+from truc_env.rules import make_rules
+
+torch = pytest.importorskip("torch")
+
+SMALL = {"ranks": 4, "hand_size": 2, "max_raises": 2}
+
+
+@pytest.fixture(scope="module")
+def small():
+    from agents.cfr.solver import PublicTreeSolver
+    from agents.cfr.tree import build_tree
+
+    tree = build_tree(make_rules("le_truc", **{**SMALL, "redeal": False}))
+    return PublicTreeSolver(tree, "cfr")
+
+
+def tabular_descent(solver, sigma, lr: float, steps: int):
+    """``steps`` steps of exploitability descent on the table's logits (a softmax per information set)."""
+    from agents.cfr.descent import descent_targets
+
+    starts = solver.iset_start
+    size = np.diff(starts)
+    logit = np.log(np.maximum(sigma, 1e-12))
+    for _ in range(steps):
+        d = descent_targets(solver, sigma)
+        g = d["target"] * np.repeat(d["weight"], size)
+        logit = logit + lr * g / np.abs(g).max()
+        e = np.exp(logit - np.repeat(np.maximum.reduceat(logit, starts[:-1]), size))
+        sigma = e / np.repeat(np.add.reduceat(e, starts[:-1]), size)
+    return sigma
+
+
+def test_descent_best_responses_are_the_measurements(small):
+    from agents.cfr.descent import best_response_table, descent_targets
+    from agents.cfr.policy_tree import best_response_values, uniform_table
+
+    sigma = uniform_table(small.tree, small).astype(np.float64)
+    ev = best_response_values(small, sigma)
+    d = descent_targets(small, sigma)
+    assert d["br"] == pytest.approx([ev["br0"], ev["br1"]], abs=1e-9)
+    # the pure best response, played, earns its value
+    profile, value = best_response_table(small, sigma, 0)
+    small.forward(0, profile)
+    small.forward(1, profile)
+    assert small.backward(0, profile) == pytest.approx(value, abs=1e-9)
+    # per information set the targets are regrets over their total: absolute values sum to 1 (or 0)
+    total = np.add.reduceat(np.abs(d["target"]).astype(np.float64), small.iset_start[:-1])
+    assert np.all((np.abs(total - 1) < 1e-5) | (total == 0)) and (d["weight"] > 0).any()
+
+
+def test_descent_lowers_exploitability_and_ascent_raises_it(small):
+    from agents.cfr.policy_tree import best_response_values, uniform_table
+
+    uniform = uniform_table(small.tree, small).astype(np.float64)
+    start = best_response_values(small, uniform)["exploitability"]  # 4.05
+    down = best_response_values(small, tabular_descent(small, uniform, 5.0, 40))["exploitability"]
+    up = best_response_values(small, tabular_descent(small, uniform, -5.0, 10))["exploitability"]
+    assert start > 3.0 and down < 0.1 * start  # measured: 0.19 after 40 steps
+    assert up > start + 1.0
+
+
+def distill_config(tmp_path, teacher, **settings):
+    from train.distill import DistillConfig
+
+    return DistillConfig(**{**dict(options={**SMALL, "redeal": False}, teacher=f"cfr:{teacher}", hidden=[32, 32],
+                                   steps=600, batch=512, log_every=100, checkpoint_every=200, measure_start=False,
+                                   cache_dir=str(tmp_path / "cache"), out=str(tmp_path / "d")), **settings})
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory):
+    from train.cfr import CFRConfig, run
+
+    out = tmp_path_factory.mktemp("teacher") / "cfr"
+    run(CFRConfig(variant="le_truc", options={**SMALL, "redeal": False}, algorithm="dcfr", iterations=100,
+                  eval_every=100, checkpoint_every=100, dtype="float64", out=str(out)), log=lambda m: None)
+    return str(out / "strategy.npz")
+
+
+def test_distill_descent_rounds_lower_the_students_exploitability(tmp_path, teacher):
+    from train.distill import run
+
+    summary = run(distill_config(tmp_path, teacher, descent_rounds=30, descent_steps=5), log=lambda m: None)
+    import csv
+
+    with open(tmp_path / "d" / "curve.csv") as f:
+        rows = [r for r in csv.DictReader(f) if r["exploitability"]]
+    fit = next(float(r["exploitability"]) for r in rows if int(r["step"]) == 600)
+    assert len(rows) == 31 and rows[-1]["descent_gain"] != ""
+    assert summary["exploitability"] < 0.8 * fit, (fit, summary["exploitability"])
+
+
+def test_distill_descent_resumes_between_rounds(tmp_path, teacher, monkeypatch):
+    import agents.ppo.checkpoint as checkpoint
+    from train.distill import run
+
+    settings = dict(steps=200, descent_rounds=4, descent_steps=5)
+    whole = run(distill_config(tmp_path, teacher, out=str(tmp_path / "whole"), **settings), log=lambda m: None)
+    real = checkpoint.save_atomic
+
+    def dies(obj, path):  # killed after the checkpoint at the end of the second round
+        real(obj, path)
+        if obj.get("step") == 210:
+            raise RuntimeError("killed")
+
+    monkeypatch.setattr(checkpoint, "save_atomic", dies)
+    with pytest.raises(RuntimeError, match="killed"):
+        run(distill_config(tmp_path, teacher, out=str(tmp_path / "cut"), **settings), log=lambda m: None)
+    monkeypatch.setattr(checkpoint, "save_atomic", real)
+    with pytest.raises(TrucError, match="descent_"):  # other descent settings than the run's
+        run(distill_config(tmp_path, teacher, out=str(tmp_path / "cut"), **{**settings, "descent_weight": 2.0}),
+            resume=True, log=lambda m: None)
+    again = run(distill_config(tmp_path, teacher, out=str(tmp_path / "cut"), **settings), resume=True,
+                log=lambda m: None)
+    assert again["exploitability"] == whole["exploitability"]
+    a = torch.load(whole["policy"], weights_only=True)["model"]
+    b = torch.load(again["policy"], weights_only=True)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
