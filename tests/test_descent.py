@@ -103,6 +103,15 @@ def test_distill_descent_rounds_lower_the_students_exploitability(tmp_path, teac
     fit = next(float(r["exploitability"]) for r in rows if int(r["step"]) == 600)
     assert len(rows) == 31 and rows[-1]["descent_gain"] != ""
     assert summary["exploitability"] < 0.8 * fit, (fit, summary["exploitability"])
+    # the policy written is the measured network of lowest exploitability, and measures as that
+    assert summary["exploitability"] == min(float(r["exploitability"]) for r in rows)
+    assert summary["last_exploitability"] == float(rows[-1]["exploitability"])
+    from agents import make_agent
+    from train.exploitability import policy_exploitability
+
+    rules = make_rules("le_truc", **{**SMALL, "redeal": False})
+    got = policy_exploitability(make_agent(f"ppo:{summary['policy']}", rules), rules, log=lambda m: None)
+    assert got["exploitability"] == pytest.approx(summary["exploitability"], abs=1e-9)
 
 
 def test_distill_descent_resumes_between_rounds(tmp_path, teacher, monkeypatch):

@@ -26,7 +26,9 @@ takes the gradient of its value against a best response to it (:mod:`agents.cfr.
 information set, its regrets against that response, drawn by own reach x their size) and makes
 ``descent_steps`` steps on the cross-entropy plus ``descent_weight`` x minus the student's first-order
 gain along that direction: the teacher keeps the student near equilibrium, the descent moves it off what
-the best response exploits. A round costs one exact measurement; checkpoints are at the rounds' ends.
+the best response exploits. A round costs one exact measurement; checkpoints are at the rounds' ends. The
+policy written is the measured network of lowest exploitability (``descent_keep_best``; the descent's
+iterates oscillate, and each is measured exactly anyway), the last one's figure kept in the summary.
 """
 
 from __future__ import annotations
@@ -104,6 +106,9 @@ class DistillConfig:
     """weight of the descent term beside the teacher's cross-entropy in those steps"""
     descent_learning_rate: float = 1.0e-4
     """Adam's step size during exploitability descent"""
+    descent_keep_best: bool = True
+    """write the measured network of lowest exploitability (the fit's end or a round's start: each is
+    measured exactly) as the policy, rather than the last"""
     cache_dir: str | None = None
     """where the public trees and node inputs are kept (default: truc exploitability's cache)"""
     out: str = "runs/distill_le_truc"
@@ -141,6 +146,7 @@ DistillConfig.SCHEMA = {
     "cache_dir": config.Setting("str", none=True), "out": config.STR,
     "descent_rounds": config.Int(0, 10**6), "descent_steps": config.Int(1, 10**9),
     "descent_weight": config.Float(0.0, 1e6), "descent_learning_rate": config.Float(1e-8, 1.0),
+    "descent_keep_best": config.BOOL,
 }
 
 
@@ -391,6 +397,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
     opt = torch.optim.Adam(net.actor.parameters(), lr=cfg.learning_rate)
     rng = np.random.default_rng(cfg.seed)
     step, curve, cpu_before = 0, [], 0.0
+    best = {"exploitability": float("inf"), "step": None, "model": None}  # during descent: the lowest measured
     if resume and os.path.exists(ck_path):
         ck = read_checkpoint(ck_path, rules)
         if ck.get("distill") != _identity(cfg):
@@ -401,6 +408,9 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         rng.bit_generator.state = json.loads(ck["numpy_rng"])
         torch.set_rng_state(ck["torch_rng"])
         step, curve, cpu_before = int(ck["step"]), json.loads(ck["curve"]), float(ck["cpu_seconds"])
+        if ck.get("best_model") is not None:
+            best = {"exploitability": float(ck["best_exploitability"]), "step": int(ck["best_step"]),
+                    "model": ck["best_model"]}
         if step > cfg.steps and ck.get("descent") != _descent_identity(cfg):
             raise TrucError(f"{ck_path} is in exploitability descent after a fit of {ck.get('fit_steps')} steps "
                             f"with other settings ({ck.get('descent')}); resume it with the same steps and "
@@ -452,6 +462,9 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
                    "cpu_seconds": cpu_before + time.process_time() - cpu0})
         if step > cfg.steps:
             ck.update({"descent": _descent_identity(cfg), "fit_steps": cfg.steps})
+        if best["model"] is not None:
+            ck.update({"best_model": best["model"], "best_exploitability": best["exploitability"],
+                       "best_step": best["step"]})
         save_atomic(ck, ck_path)
 
     if step == 0 and cfg.measure_start:
@@ -465,7 +478,10 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         return cfg.steps <= k < total and (k - cfg.steps) % cfg.descent_steps == 0
 
     if step >= cfg.steps and round_start(step):  # resumed at a round's start: its direction again
-        measure(descent=True)
+        res = measure(descent=True)
+        if res["exploitability"] < best["exploitability"]:  # a fit finished before descent was asked for
+            best = {"exploitability": res["exploitability"], "step": step,
+                    "model": {k: v.detach().clone() for k, v in net.state_dict().items()}}
     elif cfg.steps < step < total:
         raise TrucError(f"{ck_path} stopped inside a round of exploitability descent (step {step:,}); "
                         "its checkpoints are written at the rounds' ends")
@@ -531,6 +547,9 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
             row = row or {"step": step, "kl": "", "cross_entropy": "", "descent_gain": "", "cpu_seconds": 0.0}
             row["exploitability"] = res["exploitability"]
             row["cpu_seconds"] = round(cpu_before + time.process_time() - cpu0, 1)
+            if cfg.descent_rounds and step >= cfg.steps and res["exploitability"] < best["exploitability"]:
+                best = {"exploitability": res["exploitability"], "step": step,
+                        "model": {k: v.detach().clone() for k, v in net.state_dict().items()}}
             log(f"step {step:,}: exploitability {res['exploitability']:.4f} (BR {res['br0']:+.4f} / {res['br1']:+.4f})")
         if row is not None:
             curve.append(row)
@@ -540,10 +559,15 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
                 or step == cfg.steps:
             save_checkpoint()
     bar.close()
+    final = next((r for r in reversed(curve) if r["exploitability"] != ""), {})
+    kept = {"exploitability": final.get("exploitability"), "step": step}
+    if cfg.descent_keep_best and best["model"] is not None and best["exploitability"] < final["exploitability"]:
+        net.load_state_dict(best["model"])
+        kept = {"exploitability": best["exploitability"], "step": best["step"]}
     save_atomic(policy(), os.path.join(out, "policy.pt"))
     _write_curve(out, curve)
-    final = next((r for r in reversed(curve) if r["exploitability"] != ""), {})
-    summary = {"config": dataclasses.asdict(cfg), "steps": step, "exploitability": final.get("exploitability"),
+    summary = {"config": dataclasses.asdict(cfg), "steps": step, "exploitability": kept["exploitability"],
+               "policy_step": kept["step"], "last_exploitability": final.get("exploitability"),
                "kl": next((r["kl"] for r in reversed(curve) if r["kl"] != ""), None),
                "untrained_exploitability": curve[0]["exploitability"] if curve and curve[0]["step"] == 0 else None,
                "cpu_seconds": cpu_before + time.process_time() - cpu0, "policy": os.path.join(out, "policy.pt")}
