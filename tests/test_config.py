@@ -122,6 +122,12 @@ def test_good_settings_are_normalised():
     assert cfg.time_limit == 10.0 and isinstance(cfg.time_limit, float)
     ppo = config.build(PPOConfig, {"name": "sub/run", "target_kl": None})
     assert ppo.name == "sub/run" and ppo.target_kl is None
+    # PyYAML (YAML 1.1) reads 1e-5 without a dot as a string; a number setting takes it as the number
+    ppo = config.build(PPOConfig, {"learning_rate": "1e-5", "target_kl": "2E-2"})
+    assert ppo.learning_rate == 1e-5 and ppo.target_kl == 0.02
+    with pytest.raises(TrucError, match="learning_rate='1e-5x'"):
+        config.build(PPOConfig, {"learning_rate": "1e-5x"})
+    assert config.build(PPOConfig, {"name": "1e5"}).name == "1e5"  # a string setting keeps its string
 
 
 def test_unknown_and_non_string_keys(tmp_path):

@@ -114,11 +114,13 @@ def test_distill_descent_rounds_lower_the_students_exploitability(tmp_path, teac
     assert got["exploitability"] == pytest.approx(summary["exploitability"], abs=1e-9)
 
 
-def test_distill_descent_resumes_between_rounds(tmp_path, teacher, monkeypatch):
+@pytest.mark.parametrize("schedule", [{}, {"descent_momentum": 0.5, "descent_learning_rate_end": 2e-5}],
+                         ids=["constant", "momentum"])
+def test_distill_descent_resumes_between_rounds(tmp_path, teacher, monkeypatch, schedule):
     import agents.ppo.checkpoint as checkpoint
     from train.distill import run
 
-    settings = dict(steps=200, descent_rounds=4, descent_steps=5)
+    settings = dict(steps=200, descent_rounds=4, descent_steps=5, **schedule)
     whole = run(distill_config(tmp_path, teacher, out=str(tmp_path / "whole"), **settings), log=lambda m: None)
     real = checkpoint.save_atomic
 
@@ -140,3 +142,37 @@ def test_distill_descent_resumes_between_rounds(tmp_path, teacher, monkeypatch):
     a = torch.load(whole["policy"], weights_only=True)["model"]
     b = torch.load(again["policy"], weights_only=True)["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)
+    if schedule:  # the averaged direction is kept beside the checkpoint, the last round's only
+        assert [p.name for p in (tmp_path / "cut").glob("descent_direction_*")] == ["descent_direction_220.npz"]
+
+
+def test_distill_descent_from_an_initial_network(tmp_path, teacher):
+    """``init`` with ``steps: 0``: the descent starts from a saved network (its measurement is the curve's
+    first point) and lowers it, with the teacher beside it or alone; a network of another shape is refused."""
+    import csv
+    from dataclasses import replace
+
+    from train.distill import run
+
+    fit = run(distill_config(tmp_path, teacher, out=str(tmp_path / "fit")), log=lambda m: None)
+    summary = run(distill_config(tmp_path, teacher, steps=0, init=f"ppo:{fit['policy']}", descent_rounds=20,
+                                 descent_steps=5, descent_weight=10.0, descent_learning_rate_end=2e-5),
+                  log=lambda m: None)
+    with open(tmp_path / "d" / "curve.csv") as f:
+        rows = [r for r in csv.DictReader(f) if r["exploitability"]]
+    assert int(rows[0]["step"]) == 0 and float(rows[0]["exploitability"]) == pytest.approx(fit["exploitability"])
+    assert len(rows) == 21 and summary["steps"] == 100
+    assert summary["exploitability"] < 0.8 * fit["exploitability"], (fit["exploitability"], summary)
+    alone = run(replace(distill_config(tmp_path, teacher, steps=0, init=f"ppo:{fit['policy']}", descent_rounds=20,
+                                       descent_steps=5, descent_learning_rate_end=2e-5, out=str(tmp_path / "alone")),
+                        teacher=None), log=lambda m: None)  # no teacher: descent alone
+    assert alone["exploitability"] < 0.8 * fit["exploitability"] and alone["kl"] is None
+    with pytest.raises(TrucError, match="teacher: null is for exploitability descent alone"):
+        replace(distill_config(tmp_path, teacher, init=f"ppo:{fit['policy']}"), teacher=None).validate()
+    with pytest.raises(TrucError, match=r"layers \[32, 32\].*the student has \[16\]"):
+        run(distill_config(tmp_path, teacher, hidden=[16], steps=0, init=f"ppo:{fit['policy']}", descent_rounds=1,
+                           out=str(tmp_path / "other")), log=lambda m: None)
+    with pytest.raises(TrucError, match="steps: 0 fits nothing"):
+        distill_config(tmp_path, teacher, steps=0, descent_rounds=3).validate()
+    with pytest.raises(TrucError, match="init 'models/x.pt'"):
+        distill_config(tmp_path, teacher, init="models/x.pt").validate()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +96,9 @@ def _short(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+_EXPONENT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
+
+
 def check(setting: Setting, value, where: str):
     """The value, normalised (an int for a float setting becomes a float); TrucError if it breaks the rule."""
     def bad(extra: str = ""):
@@ -105,6 +109,8 @@ def check(setting: Setting, value, where: str):
             return None
         raise bad()
     k = setting.kind
+    if k == "float" and isinstance(value, str) and _EXPONENT.match(value):
+        value = float(value)  # YAML 1.1 (PyYAML) reads 1e-5, without a dot, as a string; YAML 1.2 as a number
     if k in ("int", "float"):
         # bool is an int to Python, never a count to a config
         if isinstance(value, bool) or not isinstance(value, (int, float) if k == "float" else int):

@@ -29,6 +29,10 @@ gain along that direction: the teacher keeps the student near equilibrium, the d
 the best response exploits. A round costs one exact measurement; checkpoints are at the rounds' ends. The
 policy written is the measured network of lowest exploitability (``descent_keep_best``; the descent's
 iterates oscillate, and each is measured exactly anyway), the last one's figure kept in the summary.
+``descent_learning_rate_end`` shrinks the step round by round (a subgradient method on a maximum settles
+only with shrinking steps) and ``descent_momentum`` averages the rounds' directions. ``init: ppo:PATH``
+starts the student from a saved network; with ``steps: 0`` and ``teacher: null`` the run is exploitability
+descent alone from it (no cross-entropy: the rows are drawn by the direction only).
 """
 
 from __future__ import annotations
@@ -65,8 +69,9 @@ class DistillConfig:
     """the score before the hand"""
     abstraction: str = "strength"
     """the public tree's card abstraction (the teacher's)"""
-    teacher: str = "cfr:runs/cfr_le_truc_redeal/strategy.npz"
-    """a ``cfr:`` strategy file written from these public trees"""
+    teacher: str | None = "cfr:runs/cfr_le_truc_redeal/strategy.npz"
+    """a ``cfr:`` strategy file written from these public trees; null: none, for exploitability descent
+    alone from ``init`` (``steps: 0``; the first hands after a redeal drawn from the initial network's odds)"""
     hidden: list = field(default_factory=lambda: [64, 64])
     """the student's hidden layers (a PPO network)"""
     features: str = "observation+strength"
@@ -106,9 +111,19 @@ class DistillConfig:
     """weight of the descent term beside the teacher's cross-entropy in those steps"""
     descent_learning_rate: float = 1.0e-4
     """Adam's step size during exploitability descent"""
+    descent_learning_rate_end: float | None = None
+    """Adam's step size in the last round of descent, annealed linearly from ``descent_learning_rate``
+    round by round (None: constant): a subgradient method on a max needs shrinking steps to settle"""
+    descent_momentum: float = 0.0
+    """each round's direction is this share of the previous direction plus the rest of its own (the
+    rounds' gradients, own reach x regret, averaged exponentially): against a best response that switches
+    from round to round the average does not chase each one (0: the round's own direction only)"""
     descent_keep_best: bool = True
     """write the measured network of lowest exploitability (the fit's end or a round's start: each is
     measured exactly) as the policy, rather than the last"""
+    init: str | None = None
+    """start the student from this network (``ppo:PATH``, the same Rules, layers and features) rather than
+    afresh: with ``steps: 0`` the descent starts from it directly"""
     cache_dir: str | None = None
     """where the public trees and node inputs are kept (default: truc exploitability's cache)"""
     out: str = "runs/distill_le_truc"
@@ -128,17 +143,26 @@ class DistillConfig:
                             f"{'a vira' if rules.vira else 'envido'}")
         if self.features not in FEATURES:
             raise TrucError(f"features {self.features!r}: one of {', '.join(FEATURES)}")
-        if not self.teacher.startswith("cfr:"):
+        if self.teacher is None:
+            if self.steps or self.init is None:
+                raise TrucError("teacher: null is for exploitability descent alone (steps: 0, init: ppo:PATH, "
+                                "descent_rounds > 0); a fit needs a teacher, cfr:PATH")
+        elif not self.teacher.startswith("cfr:"):
             raise TrucError(f"teacher {self.teacher!r}: a strategy file, cfr:PATH")
         if len(self.score) != 2:
             raise TrucError(f"score must be two numbers (seat 0, seat 1), got {self.score}")
+        if self.init is not None and not self.init.startswith("ppo:"):
+            raise TrucError(f"init {self.init!r}: a network to start from, ppo:PATH")
+        if self.steps == 0 and (self.init is None or not self.descent_rounds):
+            raise TrucError("steps: 0 fits nothing; it is for exploitability descent (descent_rounds > 0) from a "
+                            "network given as init: ppo:PATH")
 
 
 DistillConfig.SCHEMA = {
     "variant": config.STR, "options": config.DICT, "dealer": config.Int(0, 1),
     "score": config.List(config.Int(0, 10**6), min_len=2), "abstraction": config.Choice("strength", "none"),
-    "teacher": config.STR, "hidden": config.List(config.Int(1, 4096), min_len=1),
-    "features": config.STR, "steps": config.Int(1, 10**9), "batch": config.Int(1, 10**6),
+    "teacher": config.Setting("str", none=True), "hidden": config.List(config.Int(1, 4096), min_len=1),
+    "features": config.STR, "steps": config.Int(0, 10**9), "batch": config.Int(1, 10**6),
     "learning_rate": config.Float(1e-8, 1.0), "learning_rate_end": config.Float(0.0, 1.0),
     "cont_share": config.Float(0.0, 1.0), "uniform_share": config.Float(0.0, 1.0), "suits": config.BOOL,
     "first_hands": config.Int(1, 10**5), "seed": config.SEED, "log_every": config.Int(1, 10**9),
@@ -147,6 +171,8 @@ DistillConfig.SCHEMA = {
     "descent_rounds": config.Int(0, 10**6), "descent_steps": config.Int(1, 10**9),
     "descent_weight": config.Float(0.0, 1e6), "descent_learning_rate": config.Float(1e-8, 1.0),
     "descent_keep_best": config.BOOL,
+    "descent_learning_rate_end": config.Setting("float", lo=1e-8, hi=1.0, none=True),
+    "descent_momentum": config.Float(0.0, 0.999), "init": config.Setting("str", none=True),
 }
 
 
@@ -222,31 +248,53 @@ class Part:
         self.first_bits = first_bits if after else np.zeros((1, 2, enc.D), dtype=np.float32)
         n_isets = solver.n_infosets
         self.node_of = np.repeat(np.arange(tree.n_nodes, dtype=np.int64), np.diff(solver.iset_off))
-        # stake: own reach under the teacher x the hand's chance
-        solver.forward(0, target)
-        solver.forward(1, target)
-        q = tree.actor[self.node_of].astype(np.int64)
-        j = np.arange(n_isets, dtype=np.int64) - solver.iset_off[self.node_of]
-        hand = tree.hs_hands[tree.hs_off[tree.hs[self.node_of, q]] + j]
-        prior = ab.deal_weights().sum(axis=1)
-        stake = solver.reach[solver.roff[self.node_of, q] + j] * prior[hand]
-        del q, j, hand
-        p = (1.0 - uniform_share) * stake / stake.sum() + uniform_share / n_isets
-        self.cdf = np.cumsum(p)
-        self.cdf /= self.cdf[-1]
         self.n_isets = n_isets
-        self.descent, self.descent_cdf = None, None
+        self.cdf = None  # (no teacher: rows are drawn by the descent's direction only)
+        if target is not None:  # stake: own reach under the teacher x the hand's chance
+            solver.forward(0, target)
+            solver.forward(1, target)
+            q = tree.actor[self.node_of].astype(np.int64)
+            j = np.arange(n_isets, dtype=np.int64) - solver.iset_off[self.node_of]
+            hand = tree.hs_hands[tree.hs_off[tree.hs[self.node_of, q]] + j]
+            prior = ab.deal_weights().sum(axis=1)
+            stake = solver.reach[solver.roff[self.node_of, q] + j] * prior[hand]
+            del q, j, hand
+            p = (1.0 - uniform_share) * stake / stake.sum() + uniform_share / n_isets
+            self.cdf = np.cumsum(p)
+            self.cdf /= self.cdf[-1]
+        self.descent, self.descent_cdf, self.direction = None, None, None
 
     def draw(self, rng, k: int, cdf=None) -> np.ndarray:
         cdf = self.cdf if cdf is None else cdf
+        if cdf is None:  # no teacher and no direction: uniformly
+            return rng.integers(self.n_isets, size=k)
         return np.minimum(np.searchsorted(cdf, rng.random(k), side="right"), self.n_isets - 1)
 
-    def set_descent(self, target: np.ndarray, weight: np.ndarray) -> None:
+    def set_descent(self, target: np.ndarray, weight: np.ndarray, momentum: float = 0.0) -> None:
         """Exploitability descent's direction at the student's table (:func:`agents.cfr.descent.descent_targets`):
-        its rows are drawn by their weight."""
+        its rows are drawn by their weight. With ``momentum`` the direction is the exponential average of
+        the rounds' gradients (per slot: own reach x regret, ``target`` x its set's ``weight``)."""
+        if momentum > 0.0:
+            grad = (target * np.repeat(weight, np.diff(self.solver.iset_start))).astype(np.float32)
+            if self.direction is not None:
+                grad = (momentum * self.direction + (1.0 - momentum) * grad).astype(np.float32)
+            self.use_direction(grad)
+            return
         self.descent = target.astype(np.float64)
         total = weight.sum()
         self.descent_cdf = np.cumsum(weight / total) if total > 0 else None
+
+    def use_direction(self, grad: np.ndarray) -> None:
+        """Take ``grad`` (per slot, own reach x regret) as the direction: each set's rows normalised to
+        absolute sum 1, the sets drawn by that sum."""
+        starts = self.solver.iset_start
+        self.direction = grad
+        size = np.add.reduceat(np.abs(grad).astype(np.float64), starts[:-1]) if len(grad) else np.zeros(0)
+        size[np.diff(starts) == 0] = 0.0
+        scale = np.repeat(np.where(size > 0, 1.0 / np.maximum(size, 1e-300), 0.0), np.diff(starts))
+        self.descent = grad * scale
+        total = size.sum()
+        self.descent_cdf = np.cumsum(size / total) if total > 0 else None
 
     def rows(self, isets, rng, F, A, C, target=None):
         t, s = self.tree, self.solver
@@ -285,10 +333,10 @@ def load_parts(cfg: DistillConfig, rules, log=print) -> list[Part]:
     from train.exploitability import cached_tree, default_cache_dir, node_inputs, stored_table
 
     cache = cfg.cache_dir or default_cache_dir()
-    if not os.path.exists(cfg.teacher[4:]):
+    if cfg.teacher is not None and not os.path.exists(cfg.teacher[4:]):
         raise TrucError(f"teacher {cfg.teacher!r}: no such file {cfg.teacher[4:]!r} (solve it first, e.g. "
                         "truc train cfr --config configs/cfr_le_truc_redeal.yaml)")
-    teacher = make_agent(cfg.teacher, rules)
+    teacher = make_agent(cfg.teacher or cfg.init, rules)  # without one, the initial network's redeal odds
     parts = []
     names = (["cont"] if rules.redeal else []) + ["main"]
     for name in names:
@@ -296,8 +344,8 @@ def load_parts(cfg: DistillConfig, rules, log=print) -> list[Part]:
         t0 = time.process_time()
         tree = cached_tree(part_rules, cfg.dealer, tuple(cfg.score), cfg.abstraction, cache)
         solver = PublicTreeSolver(tree, dtype="float32")
-        target = stored_table(teacher, name, tree, solver)
-        if target is None:
+        target = stored_table(teacher, name, tree, solver) if cfg.teacher else None
+        if target is None and cfg.teacher:
             raise TrucError(f"teacher {cfg.teacher!r} has no table written from the public tree of the "
                             f"{'hand after a redeal' if name == 'cont' else 'hand'} of these Rules "
                             f"({rules.variant}, dealer {cfg.dealer}, score {cfg.score}, {cfg.abstraction}); "
@@ -305,7 +353,8 @@ def load_parts(cfg: DistillConfig, rules, log=print) -> list[Part]:
         inputs = node_inputs(tree, rules, cfg.features, name == "cont", cache, progress=True)
         bits = _first_bits(rules, tree.abstraction, teacher, cfg.dealer, cfg.score, cfg.first_hands, cfg.seed) \
             if name == "cont" else None
-        part = Part(name, rules, tree, solver, target.astype(np.float64), inputs, cfg.features, bits, cfg.uniform_share)
+        part = Part(name, rules, tree, solver, None if target is None else target.astype(np.float64), inputs,
+                    cfg.features, bits, cfg.uniform_share)
         parts.append(part)
         log(f"[{name}] {tree.n_nodes:,} public nodes, {part.n_isets:,} information sets ready "
             f"({time.process_time() - t0:.0f} CPU s)")
@@ -416,6 +465,9 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
                             f"with other settings ({ck.get('descent')}); resume it with the same steps and "
                             "descent_* settings")
         log(f"resumed at step {step:,}")
+    elif cfg.init is not None:
+        net.load_state_dict(_init_model(cfg, rules))
+        log(f"student starts from {cfg.init}")
     parts = load_parts(cfg, rules, log)
     ab = parts[-1].tree.abstraction
     M = _class_matrix(rules, ab)
@@ -445,7 +497,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
             d = descent_targets(solver, sigma, cont_br[0] if name == "main" else (0.0, 0.0))
             if name == "cont":
                 cont_br[0] = tuple(d["br"])
-            by_name[name].set_descent(d["target"], d["weight"])
+            by_name[name].set_descent(d["target"], d["weight"], cfg.descent_momentum)
 
         net.eval()
         agent = PPOAgent(net, rules, cfg.features, name="student")
@@ -455,7 +507,16 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         net.train()
         return res
 
+    def memory_path(k: int) -> str:
+        return os.path.join(out, f"descent_direction_{k}.npz")
+
     def save_checkpoint():
+        if cfg.descent_momentum > 0 and step >= cfg.steps and parts[0].direction is not None:
+            # the averaged direction is state the next round needs; kept beside the checkpoint (large)
+            from truc_env.atomic import atomic_open
+
+            with atomic_open(memory_path(step), "wb") as f:
+                np.savez(f, **{p.name: p.direction for p in parts})
         ck = policy()
         ck.update({"optimizer": opt.state_dict(), "numpy_rng": json.dumps(rng.bit_generator.state),
                    "torch_rng": torch.get_rng_state(), "step": step, "curve": json.dumps(curve),
@@ -466,8 +527,11 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
             ck.update({"best_model": best["model"], "best_exploitability": best["exploitability"],
                        "best_step": best["step"]})
         save_atomic(ck, ck_path)
+        for name in os.listdir(out):  # the directions of earlier rounds are no longer needed
+            if name.startswith("descent_direction_") and name != os.path.basename(memory_path(step)):
+                os.remove(os.path.join(out, name))
 
-    if step == 0 and cfg.measure_start:
+    if step == 0 and cfg.measure_start and not (cfg.steps == 0 and cfg.descent_rounds):
         res = measure()
         curve.append({"step": 0, "kl": "", "cross_entropy": "", "exploitability": res["exploitability"],
                       "cpu_seconds": round(time.process_time() - cpu0, 1)})
@@ -477,8 +541,20 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
     def round_start(k: int) -> bool:  # a round of exploitability descent begins after step k
         return cfg.steps <= k < total and (k - cfg.steps) % cfg.descent_steps == 0
 
-    if step >= cfg.steps and round_start(step):  # resumed at a round's start: its direction again
+    if step >= cfg.steps and round_start(step) and step > 0 and cfg.descent_momentum > 0 \
+            and os.path.exists(memory_path(step)):  # resumed at a round's start: its averaged direction
+        with np.load(memory_path(step)) as z:
+            for p in parts:
+                p.use_direction(z[p.name])
+    elif step > cfg.steps and round_start(step) and cfg.descent_momentum > 0:
+        raise TrucError(f"{ck_path} is in exploitability descent with momentum, and its averaged direction "
+                        f"({memory_path(step)}) is missing; start the descent afresh")
+    elif step >= cfg.steps and round_start(step):  # descent starts here, or resumed at a round's start
         res = measure(descent=True)
+        if step == 0:  # descent from an initial network: its measurement is the curve's first point
+            curve.append({"step": 0, "kl": "", "cross_entropy": "", "descent_gain": "",
+                          "exploitability": res["exploitability"], "cpu_seconds": round(time.process_time() - cpu0, 1)})
+            log(f"initial student: exploitability {res['exploitability']:.4f}")
         if res["exploitability"] < best["exploitability"]:  # a fit finished before descent was asked for
             best = {"exploitability": res["exploitability"], "step": step,
                     "model": {k: v.detach().clone() for k, v in net.state_dict().items()}}
@@ -507,8 +583,8 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
 
     def descent_rows(part, k):
         if part.descent_cdf is None:  # no regret anywhere in this part: nothing to move
-            X, legal, T = teacher_rows(part, k)
-            return X, legal, np.zeros_like(T)
+            X, legal, T = part.rows(part.draw(rng, k), rng, F, A, M.shape[1], np.zeros(part.solver.n_slots))
+            return X, legal, T
         return part.rows(part.draw(rng, k, part.descent_cdf), rng, F, A, M.shape[1], part.descent)
 
     stats = {"ce": 0.0, "kl": 0.0, "gain": 0.0, "n": 0}
@@ -517,10 +593,12 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         descending = step >= cfg.steps
         frac = step / max(1, cfg.steps - 1)
         for g in opt.param_groups:
-            g["lr"] = cfg.descent_learning_rate if descending else \
+            g["lr"] = _descent_lr(cfg, (step - cfg.steps) // cfg.descent_steps) if descending else \
                 cfg.learning_rate + frac * (cfg.learning_rate_end - cfg.learning_rate)
-        X, legal, T = batch(teacher_rows)
-        ce, kl = distill_loss(net, X, legal, T, L.play, M)
+        ce = kl = torch.zeros(())
+        if cfg.teacher is not None:
+            X, legal, T = batch(teacher_rows)
+            ce, kl = distill_loss(net, X, legal, T, L.play, M)
         loss = ce
         if descending:
             Xd, legal_d, G = batch(descent_rows)
@@ -538,7 +616,9 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         last = step == total
         row = None
         if step % cfg.log_every == 0 or last or step == cfg.steps:
-            row = {"step": step, "kl": stats["kl"] / stats["n"], "cross_entropy": stats["ce"] / stats["n"],
+            fitted = cfg.teacher is not None
+            row = {"step": step, "kl": stats["kl"] / stats["n"] if fitted else "",
+                   "cross_entropy": stats["ce"] / stats["n"] if fitted else "",
                    "descent_gain": stats["gain"] / stats["n"] if descending else "", "exploitability": "",
                    "cpu_seconds": round(cpu_before + time.process_time() - cpu0, 1)}
             stats = {"ce": 0.0, "kl": 0.0, "gain": 0.0, "n": 0}
@@ -588,9 +668,33 @@ def _identity(cfg: DistillConfig) -> str:
 
 def _descent_identity(cfg: DistillConfig) -> str:
     """What a checkpoint written during exploitability descent must share with the config resuming it."""
-    return json.dumps({"fit_steps": cfg.steps, "descent_steps": cfg.descent_steps,
-                       "descent_weight": cfg.descent_weight,
-                       "descent_learning_rate": cfg.descent_learning_rate}, sort_keys=True)
+    d = {"fit_steps": cfg.steps, "descent_steps": cfg.descent_steps, "descent_weight": cfg.descent_weight,
+         "descent_learning_rate": cfg.descent_learning_rate}
+    if cfg.descent_learning_rate_end is not None or cfg.descent_momentum:  # (older checkpoints lack them)
+        d.update(descent_learning_rate_end=cfg.descent_learning_rate_end, descent_momentum=cfg.descent_momentum,
+                 descent_rounds=cfg.descent_rounds)
+    return json.dumps(d, sort_keys=True)
+
+
+def _descent_lr(cfg: DistillConfig, k: int) -> float:
+    """Adam's step size in round ``k`` (from 0) of exploitability descent."""
+    if cfg.descent_learning_rate_end is None:
+        return cfg.descent_learning_rate
+    frac = min(1.0, k / max(1, cfg.descent_rounds - 1))
+    return cfg.descent_learning_rate + frac * (cfg.descent_learning_rate_end - cfg.descent_learning_rate)
+
+
+def _init_model(cfg: DistillConfig, rules) -> dict:
+    """The parameters of ``cfg.init``, refused unless its network is the student's (Rules, layers, features)."""
+    from agents.ppo.checkpoint import read_checkpoint
+
+    path = cfg.init[4:]
+    ck = read_checkpoint(path, rules)
+    net = ck.get("net") or {}
+    if list(net.get("hidden", [])) != list(cfg.hidden) or net.get("features") != cfg.features:
+        raise TrucError(f"init {cfg.init!r} is a network with layers {net.get('hidden')} and features "
+                        f"{net.get('features')!r}; the student has {list(cfg.hidden)} and {cfg.features!r}")
+    return ck["model"]
 
 
 def _write_curve(out: str, curve: list) -> None:
