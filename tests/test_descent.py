@@ -167,6 +167,10 @@ def test_distill_descent_from_an_initial_network(tmp_path, teacher):
                                        descent_steps=5, descent_learning_rate_end=2e-5, out=str(tmp_path / "alone")),
                         teacher=None), log=lambda m: None)  # no teacher: descent alone
     assert alone["exploitability"] < 0.8 * fit["exploitability"] and alone["kl"] is None
+    said = []  # a distill checkpoint also hands on Adam's moments
+    run(distill_config(tmp_path, teacher, steps=0, init=f"ppo:{tmp_path / 'fit' / 'checkpoint.pt'}", descent_rounds=1,
+                       out=str(tmp_path / "adam")), log=said.append)
+    assert any("with its optimizer state" in m for m in said)
     with pytest.raises(TrucError, match="teacher: null is for exploitability descent alone"):
         replace(distill_config(tmp_path, teacher, init=f"ppo:{fit['policy']}"), teacher=None).validate()
     with pytest.raises(TrucError, match=r"layers \[32, 32\].*the student has \[16\]"):

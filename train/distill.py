@@ -123,7 +123,8 @@ class DistillConfig:
     measured exactly) as the policy, rather than the last"""
     init: str | None = None
     """start the student from this network (``ppo:PATH``, the same Rules, layers and features) rather than
-    afresh: with ``steps: 0`` the descent starts from it directly"""
+    afresh: with ``steps: 0`` the descent starts from it directly; a distill ``checkpoint.pt`` also hands
+    on its Adam state (its network is its last iterate)"""
     cache_dir: str | None = None
     """where the public trees and node inputs are kept (default: truc exploitability's cache)"""
     out: str = "runs/distill_le_truc"
@@ -466,8 +467,11 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
                             "descent_* settings")
         log(f"resumed at step {step:,}")
     elif cfg.init is not None:
-        net.load_state_dict(_init_model(cfg, rules))
-        log(f"student starts from {cfg.init}")
+        model, optimizer = _init_model(cfg, rules)
+        net.load_state_dict(model)
+        if optimizer is not None:  # a distill checkpoint: Adam's moments go on (a fresh Adam's first steps are large)
+            opt.load_state_dict(optimizer)
+        log(f"student starts from {cfg.init}{' with its optimizer state' if optimizer is not None else ''}")
     parts = load_parts(cfg, rules, log)
     ab = parts[-1].tree.abstraction
     M = _class_matrix(rules, ab)
@@ -684,8 +688,9 @@ def _descent_lr(cfg: DistillConfig, k: int) -> float:
     return cfg.descent_learning_rate + frac * (cfg.descent_learning_rate_end - cfg.descent_learning_rate)
 
 
-def _init_model(cfg: DistillConfig, rules) -> dict:
-    """The parameters of ``cfg.init``, refused unless its network is the student's (Rules, layers, features)."""
+def _init_model(cfg: DistillConfig, rules) -> tuple[dict, dict | None]:
+    """The parameters of ``cfg.init`` and, when it is a distill checkpoint (``checkpoint.pt``), its Adam
+    state; refused unless its network is the student's (Rules, layers, features)."""
     from agents.ppo.checkpoint import read_checkpoint
 
     path = cfg.init[4:]
@@ -694,7 +699,7 @@ def _init_model(cfg: DistillConfig, rules) -> dict:
     if list(net.get("hidden", [])) != list(cfg.hidden) or net.get("features") != cfg.features:
         raise TrucError(f"init {cfg.init!r} is a network with layers {net.get('hidden')} and features "
                         f"{net.get('features')!r}; the student has {list(cfg.hidden)} and {cfg.features!r}")
-    return ck["model"]
+    return ck["model"], ck.get("optimizer") if isinstance(ck.get("optimizer"), dict) else None
 
 
 def _write_curve(out: str, curve: list) -> None:
