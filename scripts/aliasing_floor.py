@@ -42,14 +42,20 @@ def main(argv=None) -> dict:
     ap.add_argument("--features", default="observation+strength", help="the network's input features")
     ap.add_argument("--out", default=None, help="write the result here (JSON)")
     args = ap.parse_args(argv)
-    rules = make_rules(args.variant, **json.loads(args.options))
+    try:
+        options = json.loads(args.options)
+    except ValueError as e:
+        raise TrucError(f"--options {args.options!r} is not JSON ({e})") from None
+    if not isinstance(options, dict):
+        raise TrucError(f"--options {args.options!r} must be a JSON object of option: value")
+    rules = make_rules(args.variant, **options)
     if not args.teacher.startswith("cfr:"):
         raise TrucError(f"--teacher {args.teacher!r}: a strategy file, cfr:PATH")
     agent = make_agent(args.teacher, rules)
     cache = default_cache_dir()
     cpu = time.process_time()
     result: dict = {"teacher": args.teacher, "features": args.features, "variant": args.variant,
-                    "options": json.loads(args.options)}
+                    "options": options}
     br, value = (0.0, 0.0), 0.0
     abr, avalue = (0.0, 0.0), 0.0
     for name in (["cont"] if rules.redeal else []) + ["main"]:

@@ -13,21 +13,16 @@ from __future__ import annotations
 import numpy as np
 
 from agents.cfr.solver import PublicTreeSolver
-from agents.cfr.tree import NATURE
 
 
 def group_nodes(tree, inputs) -> np.ndarray:
-    """Per public node, the id of its group: the nodes with the same acting seat and hand-free input."""
-    indptr, indices, data = inputs["indptr"], inputs["indices"], inputs["data"]
-    ids: dict = {}
+    """Per public node, the id of its group (-1: no seat acts): the nodes where every (node, hand) network
+    input is the same, as :func:`train.exploitability.input_groups` finds them for the batched table."""
+    from train.exploitability import input_groups
+
+    reps, offsets, members = input_groups(tree, inputs)
     group = np.full(tree.n_nodes, -1, dtype=np.int64)
-    for n in range(tree.n_nodes):
-        q = int(tree.actor[n])
-        if q == NATURE:
-            continue
-        a, b = int(indptr[n]), int(indptr[n + 1])
-        key = (q, indices[a:b].tobytes(), data[a:b].tobytes())
-        group[n] = ids.setdefault(key, len(ids))
+    group[members] = np.repeat(np.arange(len(reps), dtype=np.int64), np.diff(offsets))
     return group
 
 
