@@ -29,7 +29,7 @@ def small():
     return PublicTreeSolver(tree, "cfr")
 
 
-def tabular_descent(solver, sigma, lr: float, steps: int):
+def tabular_descent(solver, sigma, lr: float, steps: int, temperature: float = 0.0):
     """``steps`` steps of exploitability descent on the table's logits (a softmax per information set)."""
     from agents.cfr.descent import descent_targets
 
@@ -37,7 +37,7 @@ def tabular_descent(solver, sigma, lr: float, steps: int):
     size = np.diff(starts)
     logit = np.log(np.maximum(sigma, 1e-12))
     for _ in range(steps):
-        d = descent_targets(solver, sigma)
+        d = descent_targets(solver, sigma, temperature=temperature)
         g = d["target"] * np.repeat(d["weight"], size)
         logit = logit + lr * g / np.abs(g).max()
         e = np.exp(logit - np.repeat(np.maximum.reduceat(logit, starts[:-1]), size))
@@ -61,6 +61,50 @@ def test_descent_best_responses_are_the_measurements(small):
     # per information set the targets are regrets over their total: absolute values sum to 1 (or 0)
     total = np.add.reduceat(np.abs(d["target"]).astype(np.float64), small.iset_start[:-1])
     assert np.all((np.abs(total - 1) < 1e-5) | (total == 0)) and (d["weight"] > 0).any()
+
+
+def test_descent_smoothed_response_tends_to_the_best_response(small):
+    """``temperature``: the response plays a softmax of its actions' values per set. Near 0 it is the pure
+    best response (and earns its value); very hot it is near uniform and earns less; in between it is a
+    distribution per set that puts most on the best action."""
+    from agents.cfr.descent import best_response_table, descent_targets
+    from agents.cfr.policy_tree import uniform_table
+
+    sigma = uniform_table(small.tree, small).astype(np.float64)
+    pure, value = best_response_table(small, sigma, 0)
+
+    def earns(profile):
+        small.forward(0, profile)
+        small.forward(1, profile)
+        return small.backward(0, profile)
+
+    cold, cold_value = best_response_table(small, sigma, 0, temperature=1e-9)
+    warm, _ = best_response_table(small, sigma, 0, temperature=0.05)
+    hot, _ = best_response_table(small, sigma, 0, temperature=1e6)
+    assert cold_value == value and earns(cold) == pytest.approx(value, abs=1e-9)
+    total = np.add.reduceat(warm, small.iset_start[:-1])
+    mine = np.add.reduceat(pure, small.iset_start[:-1]) == 1  # seat 0's sets (the others keep sigma)
+    assert np.allclose(total[mine], 1.0) and 0.0 < np.count_nonzero((warm > 0) & (warm < 1))
+    assert earns(hot) < earns(warm) < value + 1e-9
+    assert earns(warm) > earns(hot) + 0.5 * (value - earns(hot))
+    # the direction against a smoothed response is still a direction of descent
+    d = descent_targets(small, sigma, temperature=0.05)
+    total = np.add.reduceat(np.abs(d["target"]).astype(np.float64), small.iset_start[:-1])
+    assert np.all((np.abs(total - 1) < 1e-5) | (total == 0)) and (d["weight"] > 0).any()
+    from train.config import build
+    from train.distill import DistillConfig
+
+    with pytest.raises(TrucError, match="descent_temperature"):
+        build(DistillConfig, {"descent_temperature": -1.0})
+
+
+def test_descent_smoothed_lowers_exploitability(small):
+    from agents.cfr.policy_tree import best_response_values, uniform_table
+
+    uniform = uniform_table(small.tree, small).astype(np.float64)
+    start = best_response_values(small, uniform)["exploitability"]
+    down = best_response_values(small, tabular_descent(small, uniform, 5.0, 40, temperature=0.05))["exploitability"]
+    assert down < 0.1 * start
 
 
 def test_descent_lowers_exploitability_and_ascent_raises_it(small):

@@ -118,6 +118,10 @@ class DistillConfig:
     """each round's direction is this share of the previous direction plus the rest of its own (the
     rounds' gradients, own reach x regret, averaged exponentially): against a best response that switches
     from round to round the average does not chase each one (0: the round's own direction only)"""
+    descent_temperature: float = 0.0
+    """the descent's direction is each seat's regrets against a smoothed best response to the other: at each
+    of the responder's sets a softmax of its actions' values at this temperature (points; 0: the pure best
+    response, whose choice between near-equal actions flips from round to round)"""
     descent_keep_best: bool = True
     """write the measured network of lowest exploitability (the fit's end or a round's start: each is
     measured exactly) as the policy, rather than the last"""
@@ -173,7 +177,8 @@ DistillConfig.SCHEMA = {
     "descent_weight": config.Float(0.0, 1e6), "descent_learning_rate": config.Float(1e-8, 1.0),
     "descent_keep_best": config.BOOL,
     "descent_learning_rate_end": config.Setting("float", lo=1e-8, hi=1.0, none=True),
-    "descent_momentum": config.Float(0.0, 0.999), "init": config.Setting("str", none=True),
+    "descent_momentum": config.Float(0.0, 0.999),
+    "descent_temperature": config.Float(0.0, 100.0), "init": config.Setting("str", none=True),
 }
 
 
@@ -498,7 +503,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         cont_br = [(0.0, 0.0)]
 
         def on_table(name, tree, solver, sigma, _step):
-            d = descent_targets(solver, sigma, cont_br[0] if name == "main" else (0.0, 0.0))
+            d = descent_targets(solver, sigma, cont_br[0] if name == "main" else (0.0, 0.0), cfg.descent_temperature)
             if name == "cont":
                 cont_br[0] = tuple(d["br"])
             by_name[name].set_descent(d["target"], d["weight"], cfg.descent_momentum)
@@ -677,6 +682,8 @@ def _descent_identity(cfg: DistillConfig) -> str:
     if cfg.descent_learning_rate_end is not None or cfg.descent_momentum:  # (older checkpoints lack them)
         d.update(descent_learning_rate_end=cfg.descent_learning_rate_end, descent_momentum=cfg.descent_momentum,
                  descent_rounds=cfg.descent_rounds)
+    if cfg.descent_temperature:
+        d.update(descent_temperature=cfg.descent_temperature)
     return json.dumps(d, sort_keys=True)
 
 

@@ -133,7 +133,7 @@ class TableGame:
             values.append(float(s.backward(seat, sigma, best_response=True)))
             best_response_choice(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.util, t.trans, t.hs_off,
                                  t.hs_hands, t.tr_off, t.tr_pos, t.W, s.iset_off, s.iset_start, s.slot_k, s.roff,
-                                 s.voff, s.reach, s.values, 0.0, out)  # PSRO refuses rules with a redeal
+                                 s.voff, s.reach, s.values, 0.0, out, 0.0)  # PSRO refuses rules with a redeal
         return out, (values[0], values[1])
 
     def mix(self, tables: list[np.ndarray], weights0, weights1) -> np.ndarray:

@@ -24,11 +24,15 @@ from .solver import PublicTreeSolver
 
 @njit(cache=True)
 def best_response_choice(seat, actor, hs, act_start, kind, child, util, trans, hs_off, hs_hands, tr_off, tr_pos, W,
-                         iset_off, iset_start, slot_k, roff, voff, reach, values, redeal_value, out):
+                         iset_off, iset_start, slot_k, roff, voff, reach, values, redeal_value, out, temperature):
     """Write ``seat``'s pure best response into ``out`` (its slots only), from the best-response values
     ``values`` of a ``backward(best_response=True)`` pass and the opponent's reach in ``reach``: at each
     of its information sets the action of highest value (the kernel's per-slot values, recomputed; the
-    first of equals). An accepted redeal is worth ``redeal_value`` (seat 0's points)."""
+    first of equals). An accepted redeal is worth ``redeal_value`` (seat 0's points).
+
+    With ``temperature`` > 0 each set plays instead a softmax of its actions' values (points, given the
+    set is reached; the best response below), so that actions within a few ``temperature`` of the best
+    share the set: a smoothed response."""
     hsize = hs_off[1:] - hs_off[:-1]
     sign = 1.0 if seat == 0 else -1.0
     for i in range(actor.shape[0]):
@@ -60,13 +64,26 @@ def best_response_choice(seat, actor, hs, act_start, kind, child, util, trans, h
                     x = values[voff[child[e], seat] + j]
                 if x > best:
                     best, arg = x, s
-                out[s] = 0.0
-            out[arg] = 1.0
+                out[s] = x
+            if temperature > 0.0 and w > 0.0:
+                z = 0.0
+                for s in range(s0, s1):
+                    out[s] = np.exp((out[s] - best) / (w * temperature))
+                    z += out[s]
+                for s in range(s0, s1):
+                    out[s] /= z
+            else:
+                for s in range(s0, s1):
+                    out[s] = 0.0
+                out[arg] = 1.0
 
 
-def best_response_table(solver: PublicTreeSolver, sigma: np.ndarray, seat: int, redeal_value: float = 0.0):
+def best_response_table(solver: PublicTreeSolver, sigma: np.ndarray, seat: int, redeal_value: float = 0.0,
+                        temperature: float = 0.0):
     """``sigma`` with ``seat`` playing a pure best response to it, and that response's value (``seat``'s
-    points). ``redeal_value``: an accepted redeal's worth, seat 0's points."""
+    points). ``redeal_value``: an accepted redeal's worth, seat 0's points. ``temperature`` > 0: each set
+    of the response plays a softmax of its actions' best-response values instead (the value returned is
+    still the pure response's)."""
     t = solver.tree
     solver.forward(1 - seat, sigma)
     solver.redeal_value = float(redeal_value)
@@ -74,7 +91,7 @@ def best_response_table(solver: PublicTreeSolver, sigma: np.ndarray, seat: int, 
     out = sigma.copy()
     best_response_choice(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.util, t.trans, t.hs_off, t.hs_hands,
                          t.tr_off, t.tr_pos, t.W, solver.iset_off, solver.iset_start, solver.slot_k, solver.roff,
-                         solver.voff, solver.reach, solver.values, solver.redeal_value, out)
+                         solver.voff, solver.reach, solver.values, solver.redeal_value, out, float(temperature))
     return out, value
 
 
@@ -101,7 +118,7 @@ def counterfactual_regrets(solver: PublicTreeSolver, profile: np.ndarray, seat: 
     return R, own
 
 
-def descent_targets(solver: PublicTreeSolver, sigma: np.ndarray, redeal_br=(0.0, 0.0)) -> dict:
+def descent_targets(solver: PublicTreeSolver, sigma: np.ndarray, redeal_br=(0.0, 0.0), temperature: float = 0.0) -> dict:
     """Exploitability descent's direction at ``sigma``, for both seats.
 
     Each seat's regrets against the other seat's best response (``redeal_br[s]``: seat ``s``'s
@@ -109,6 +126,8 @@ def descent_targets(solver: PublicTreeSolver, sigma: np.ndarray, redeal_br=(0.0,
     Returns ``target`` (per slot: the regret over its set's total absolute regret, so a set's targets
     sum to 0 in absolute value 1), ``weight`` (per information set: own reach x total absolute regret,
     the set's share of the gradient) and ``br`` (each seat's best-response value, as measured).
+    ``temperature`` > 0 takes the regrets against a smoothed response instead (:func:`best_response_table`):
+    a best response that switches between near-equal actions from round to round pulls less one way.
     """
     target = np.zeros(solver.n_slots, dtype=np.float32)
     weight = np.zeros(solver.n_infosets)
@@ -117,7 +136,7 @@ def descent_targets(solver: PublicTreeSolver, sigma: np.ndarray, redeal_br=(0.0,
     for seat in (0, 1):
         o = 1 - seat
         leaf = float(redeal_br[o]) if o == 0 else -float(redeal_br[o])  # seat 0's points, the responder's worth
-        profile, br[o] = best_response_table(solver, sigma, o, leaf)
+        profile, br[o] = best_response_table(solver, sigma, o, leaf, temperature)
         R, own = counterfactual_regrets(solver, profile, seat, leaf)
         size = np.add.reduceat(np.abs(R).astype(np.float64), starts[:-1]) if len(R) else np.zeros(0)
         size[np.diff(starts) == 0] = 0.0
