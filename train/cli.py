@@ -158,6 +158,12 @@ def cmd_analyze_bound(args) -> None:
     run_cli(args)
 
 
+def cmd_analyze_style(args) -> None:
+    from train.style import run_cli
+
+    run_cli(args)
+
+
 def cmd_exploitability(args) -> None:
     import os
 
@@ -302,6 +308,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     bound_arguments(abnd)
     abnd.set_defaults(func=cmd_analyze_bound)
+    asty = asub.add_parser("style", help="how heads-up agents play: raise, give-up and redeal rates by hand "
+                                         "strength, in self-play (docs/results.md)")
+    from train.style import add_arguments as style_arguments
+
+    style_arguments(asty)
+    asty.set_defaults(func=cmd_analyze_style)
     from train.bench import table
 
     b = sub.add_parser("bench", help="steps per second of the engine, the envs and the batched engine; "
