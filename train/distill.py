@@ -30,7 +30,8 @@ the best response exploits. A round costs one exact measurement; checkpoints are
 policy written is the measured network of lowest exploitability (``descent_keep_best``; the descent's
 iterates oscillate, and each is measured exactly anyway), the last one's figure kept in the summary.
 ``descent_learning_rate_end`` shrinks the step round by round (a subgradient method on a maximum settles
-only with shrinking steps) and ``descent_momentum`` averages the rounds' directions. ``init: ppo:PATH``
+only with shrinking steps), ``descent_momentum`` averages the rounds' directions and ``descent_temperature``
+takes them against a smoothed best response (a softmax of its actions' values per set). ``init: ppo:PATH``
 starts the student from a saved network; with ``steps: 0`` and ``teacher: null`` the run is exploitability
 descent alone from it (no cross-entropy: the rows are drawn by the direction only).
 """
