@@ -224,3 +224,12 @@ def test_distill_descent_from_an_initial_network(tmp_path, teacher):
         distill_config(tmp_path, teacher, steps=0, descent_rounds=3).validate()
     with pytest.raises(TrucError, match="init 'models/x.pt'"):
         distill_config(tmp_path, teacher, init="models/x.pt").validate()
+
+
+def test_descent_temperature_is_part_of_the_checkpoint_identity():
+    """A run resumed with another temperature is refused (the identity differs); checkpoints written without
+    one keep their identity (the key is added only when set)."""
+    from train.distill import DistillConfig, _descent_identity
+
+    plain, warm = _descent_identity(DistillConfig()), _descent_identity(DistillConfig(descent_temperature=0.01))
+    assert plain != warm and "descent_temperature" in warm and "descent_temperature" not in plain
