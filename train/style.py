@@ -29,6 +29,7 @@ from truc_env.episode import Dealer, Episode
 from truc_env.errors import TrucError
 from truc_env.observe import SeatObservation
 from truc_env.rules import Rules
+from truc_env.view import strength_percentile
 
 from .stats import wilson
 
@@ -36,20 +37,12 @@ RATES = ("raise", "fold", "reraise", "give_up", "propose_redeal", "accept_redeal
 THIRDS = ("weak", "middle", "strong")
 
 
-def percentiles(state: State) -> dict:
-    """Each card's strength as the fraction of the deck it beats (0 = weakest)."""
-    deck = list(state.rules.deck)
-    s = np.array([state.strength[c] for c in deck])
-    return {c: float((s < state.strength[c]).sum()) / (len(deck) - 1) for c in deck}
-
-
 def tercile_cuts(rules: Rules, samples: int = 20_000, seed: int = 0) -> tuple[float, float]:
     """The terciles of a dealt hand's mean card percentile over random hands of the deck."""
-    pct = percentiles(State(rules, episode="hand"))
-    deck = np.array(list(rules.deck))
-    values = np.array([pct[c] for c in deck])
+    state = State(rules, episode="hand")
+    values = np.array([strength_percentile(state, c) for c in rules.deck])
     rng = np.random.default_rng(seed)
-    idx = np.argsort(rng.random((samples, len(deck))), axis=1)[:, :rules.hand_size]
+    idx = np.argsort(rng.random((samples, len(values))), axis=1)[:, :rules.hand_size]
     means = values[idx].mean(axis=1)
     lo, hi = np.quantile(means, [1 / 3, 2 / 3])
     return float(lo), float(hi)
@@ -75,14 +68,13 @@ def play_style(spec: str, rules: Rules, hands: int = 4000, seed: int = 0, cuts=N
         dealer = i % 2
         state = State(rules, episode="hand", dealer=dealer)
         game = Episode(state, Dealer.seeded(rules, seed * 1_000_003 + i))
-        pct = percentiles(state)
         name = state.action_to_string
         for seat in game.decisions():
             mask = game.mask()
             legal = {name(a) for a in np.flatnonzero(mask)}
             action = agents[seat].act(SeatObservation(state, seat, mask.copy()), mask)
             chose = name(action)
-            third = _third(float(np.mean([pct[c] for c in state.dealt_hands[seat]])), cuts)
+            third = _third(float(np.mean([strength_percentile(state, c) for c in state.dealt_hands[seat]])), cuts)
             facing = "accept" in legal
             faced = []
             if facing and state.call_kind == "redeal":
