@@ -202,7 +202,7 @@ def cmd_exploitability(args) -> None:
                                           cache_dir=None if args.no_cache else (args.cache_dir or default_cache_dir()))
         result["real_redeal"] = real
         print(f"  in the real game with its redeal: exploitability {real['exploitability']:.4f} "
-              f"(best responses {real['br0']:+.4f} / {real['br1']:+.4f})")
+              f"(best responses {real['br0']:+.4f} / {real['br1']:+.4f}; {real['cpu_seconds']:.0f}s CPU)")
     if "projection" in result:
         for part in ("main", "cont"):
             s = result["projection"][part]
@@ -292,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--no-cache", action="store_true", help="build the public trees afresh and keep nothing")
     ex.add_argument("--real-redeal", action="store_true",
                     help="also the exact figure in the real game with its redeal (agents whose play after a redeal "
-                    "ignores the first hand: cfr:PATH, random)")
+                    "ignores the first hand: cfr:PATH, random, a network distilled with forget_first_hand)")
     ex.add_argument("--out", help="write the result as JSON here")
     ex.set_defaults(func=cmd_exploitability)
     an = sub.add_parser("analyze", help="analyse agents (partner signals)")

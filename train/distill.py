@@ -34,6 +34,10 @@ only with shrinking steps), ``descent_momentum`` averages the rounds' directions
 takes them against a smoothed best response (a softmax of its actions' values per set). ``init: ppo:PATH``
 starts the student from a saved network; with ``steps: 0`` and ``teacher: null`` the run is exploitability
 descent alone from it (no cross-entropy: the rows are drawn by the direction only).
+
+``forget_first_hand`` keeps the weights of the input's first-hand block at zero (set at the start and after
+every step), so that the network plays the hand after a redeal whatever its first hand was: the real game's
+exact figure (``truc exploitability --real-redeal``) covers such a network.
 """
 
 from __future__ import annotations
@@ -126,6 +130,9 @@ class DistillConfig:
     descent_keep_best: bool = True
     """write the measured network of lowest exploitability (the fit's end or a round's start: each is
     measured exactly) as the policy, rather than the last"""
+    forget_first_hand: bool = False
+    """keep the first layer's weights on the first-hand inputs at zero: the network's play after a redeal
+    then does not depend on its first hand, and its real-game exploitability is exact"""
     init: str | None = None
     """start the student from this network (``ppo:PATH``, the same Rules, layers and features) rather than
     afresh: with ``steps: 0`` the descent starts from it directly; a distill ``checkpoint.pt`` also hands
@@ -159,6 +166,8 @@ class DistillConfig:
             raise TrucError(f"score must be two numbers (seat 0, seat 1), got {self.score}")
         if self.init is not None and not self.init.startswith("ppo:"):
             raise TrucError(f"init {self.init!r}: a network to start from, ppo:PATH")
+        if self.forget_first_hand and not rules.redeal:
+            raise TrucError(f"forget_first_hand: {self.variant} with these options has no redeal, so no first hand")
         if self.steps == 0 and (self.init is None or not self.descent_rounds):
             raise TrucError("steps: 0 fits nothing; it is for exploitability descent (descent_rounds > 0) from a "
                             "network given as init: ppo:PATH")
@@ -180,6 +189,7 @@ DistillConfig.SCHEMA = {
     "descent_learning_rate_end": config.Setting("float", lo=1e-8, hi=1.0, none=True),
     "descent_momentum": config.Float(0.0, 0.999),
     "descent_temperature": config.Float(0.0, 100.0), "init": config.Setting("str", none=True),
+    "forget_first_hand": config.BOOL,
 }
 
 
@@ -478,6 +488,9 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         if optimizer is not None:  # a distill checkpoint: Adam's moments go on (a fresh Adam's first steps are large)
             opt.load_state_dict(optimizer)
         log(f"student starts from {cfg.init}{' with its optimizer state' if optimizer is not None else ''}")
+    forget = _first_hand_columns(rules) if cfg.forget_first_hand else None
+    if forget is not None:
+        _forget(net, forget)
     parts = load_parts(cfg, rules, log)
     ab = parts[-1].tree.abstraction
     M = _class_matrix(rules, ab)
@@ -618,6 +631,8 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         opt.zero_grad()
         loss.backward()
         opt.step()
+        if forget is not None:
+            _forget(net, forget)
         step += 1
         bar.update(1)
         stats["ce"] += float(ce.detach())
@@ -673,6 +688,8 @@ def _identity(cfg: DistillConfig) -> str:
         d.pop(k)
     for k in [k for k in d if k.startswith("descent_")]:  # they act after the fit: checked there
         d.pop(k)
+    if not d["forget_first_hand"]:  # (older checkpoints lack it)
+        d.pop("forget_first_hand")
     return json.dumps(d, sort_keys=True)
 
 
@@ -686,6 +703,23 @@ def _descent_identity(cfg: DistillConfig) -> str:
     if cfg.descent_temperature:
         d.update(descent_temperature=cfg.descent_temperature)
     return json.dumps(d, sort_keys=True)
+
+
+def _first_hand_columns(rules) -> slice:
+    """The input columns of the own hand before an accepted redeal."""
+    from truc_env.observe import encoder_of
+
+    enc = encoder_of(rules)
+    return slice(enc.offset["first_hand"], enc.offset["first_hand"] + enc.D)
+
+
+def _forget(net, cols: slice) -> None:
+    """Zero the first layer's weights on ``cols``, actor and critic: those inputs no longer count."""
+    import torch
+
+    with torch.no_grad():
+        for mlp in (net.actor, net.critic):
+            mlp[0].weight[:, cols] = 0.0
 
 
 def _descent_lr(cfg: DistillConfig, k: int) -> float:
