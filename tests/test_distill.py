@@ -186,7 +186,7 @@ class _Asked:
         return self.inner.probabilities(observation, mask)
 
 
-def test_distill_forget_first_hand_gives_the_real_games_exact_figure(tmp_path, teacher):
+def test_distill_forget_first_hand_gives_the_real_games_exact_figure(tmp_path, teacher, capsys):
     """``forget_first_hand`` keeps the first-hand weights at zero through the fit, so the network plays the
     hand after a redeal whatever its first hand: the real game's figure is computed for it, in batches, and
     equals the one asked state by state; the same fit without it reads its first hand and is refused."""
@@ -218,6 +218,15 @@ def test_distill_forget_first_hand_gives_the_real_games_exact_figure(tmp_path, t
     with pytest.raises(TrucError, match="according to its first hand.*forget_first_hand"):
         real_redeal_exploitability(make_agent(f"ppo:{reads['policy']}", rules), rules,
                                    cache_dir=str(tmp_path / "cache"))
+    # the command line refuses it before measuring anything
+    import json
+
+    from train.cli import main
+
+    assert main(["exploitability", "--agent", f"ppo:{reads['policy']}", "--options", json.dumps(SMALL), "--quiet",
+                 "--real-redeal", "--cache-dir", str(tmp_path / "cache")]) == 2
+    out, err = capsys.readouterr()
+    assert "according to its first hand" in err and "exploitability" not in out
 
 
 def test_forget_first_hand_needs_a_redeal_and_is_part_of_the_identity(tmp_path, teacher):

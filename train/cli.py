@@ -175,6 +175,10 @@ def cmd_exploitability(args) -> None:
     options = parse_options(args.options)
     rules = make_rules(args.variant, **options)
     agent = make_agent(args.agent, rules, seed=args.seed)
+    if args.real_redeal:  # refused before the plain figure is computed, not after
+        from train.exploitability import check_real_redeal
+
+        check_real_redeal(agent, rules)
     result = policy_exploitability(agent, rules, dealer=args.dealer, abstraction=args.abstraction,
                                    first_hands=args.first_hands, suits=args.suits, seed=args.seed,
                                    progress=not args.quiet, viras=args.viras,
