@@ -191,14 +191,14 @@ def test_distill_forget_first_hand_gives_the_real_games_exact_figure(tmp_path, t
     hand after a redeal whatever its first hand: the real game's figure is computed for it, in batches, and
     equals the one asked state by state; the same fit without it reads its first hand and is refused."""
     from agents import make_agent
-    from train.distill import _first_hand_columns, run
-    from train.exploitability import policy_exploitability, real_redeal_exploitability
+    from train.distill import run
+    from train.exploitability import first_hand_columns, policy_exploitability, real_redeal_exploitability
 
     rules = make_rules("le_truc", **SMALL)
     summary = run(distill_config(tmp_path, teacher, forget_first_hand=True),
                   log=lambda m: None)
     model = torch.load(summary["policy"], weights_only=True)["model"]
-    cols = _first_hand_columns(rules)
+    cols = first_hand_columns(rules)
     assert not model["actor.0.weight"][:, cols].any() and not model["critic.0.weight"][:, cols].any()
     assert model["actor.0.weight"][:, :cols.start].abs().sum() > 0
     agent = make_agent(f"ppo:{summary['policy']}", rules)

@@ -446,7 +446,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
     from agents.cfr.policy_tree import suit_permutations
     from agents.ppo.checkpoint import read_checkpoint, save_atomic
     from agents.ppo.network import PolicyNet, feature_size
-    from train.exploitability import card_blocks
+    from train.exploitability import card_blocks, first_hand_columns
     from train.ppo import PPOConfig, policy_dict
     from truc_env.observe import encoder_of
 
@@ -488,7 +488,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
         if optimizer is not None:  # a distill checkpoint: Adam's moments go on (a fresh Adam's first steps are large)
             opt.load_state_dict(optimizer)
         log(f"student starts from {cfg.init}{' with its optimizer state' if optimizer is not None else ''}")
-    forget = _first_hand_columns(rules) if cfg.forget_first_hand else None
+    forget = first_hand_columns(rules) if cfg.forget_first_hand else None
     if forget is not None:
         _forget(net, forget)
     parts = load_parts(cfg, rules, log)
@@ -703,14 +703,6 @@ def _descent_identity(cfg: DistillConfig) -> str:
     if cfg.descent_temperature:
         d.update(descent_temperature=cfg.descent_temperature)
     return json.dumps(d, sort_keys=True)
-
-
-def _first_hand_columns(rules) -> slice:
-    """The input columns of the own hand before an accepted redeal."""
-    from truc_env.observe import encoder_of
-
-    enc = encoder_of(rules)
-    return slice(enc.offset["first_hand"], enc.offset["first_hand"] + enc.D)
 
 
 def _forget(net, cols: slice) -> None:
