@@ -167,6 +167,9 @@ def test_distill_refuses_bad_settings(tmp_path, teacher):
         DistillConfig(features="cards", teacher=f"cfr:{teacher}").validate()
     with pytest.raises(TrucError, match="no such file"):
         run(distill_config(tmp_path, "/nowhere/strategy.npz"), log=lambda m: None)
+    with pytest.raises(TrucError, match="init 'ppo:/nowhere/policy.pt': no such file"):
+        run(distill_config(tmp_path, teacher, init="ppo:/nowhere/policy.pt"), log=lambda m: None)
+    assert not (tmp_path / "d").exists()  # a refused run leaves no empty out folder behind
     with pytest.raises(TrucError, match="cfr:PATH"):
         DistillConfig(teacher="ppo:models/ppo_le_truc.pt").validate()
     with pytest.raises(TrucError, match="exploitability on the public tree does not apply"):

@@ -343,6 +343,16 @@ def _first_bits(rules, ab, teacher, dealer, score, k, seed) -> np.ndarray:
     return np.stack([first_hand_bits(ab, cards, first) for first in samples])
 
 
+def _check_inputs(cfg: DistillConfig) -> None:
+    """TrucError when the teacher or the initial network is not on disk (before any folder is made)."""
+    if cfg.teacher is not None and not os.path.exists(cfg.teacher[4:]):
+        raise TrucError(f"teacher {cfg.teacher!r}: no such file {cfg.teacher[4:]!r} (solve it first, e.g. "
+                        "truc train cfr --config configs/cfr_le_truc_redeal.yaml)")
+    if cfg.init is not None and not os.path.exists(cfg.init[4:]):
+        raise TrucError(f"init {cfg.init!r}: no such file {cfg.init[4:]!r} (a network written by truc train "
+                        "ppo or truc train distill)")
+
+
 def load_parts(cfg: DistillConfig, rules, log=print) -> list[Part]:
     """The parts to fit (the hand, and the hand after a redeal), their trees cached like truc exploitability's."""
     from agents import make_agent
@@ -350,9 +360,7 @@ def load_parts(cfg: DistillConfig, rules, log=print) -> list[Part]:
     from train.exploitability import cached_tree, default_cache_dir, node_inputs, stored_table
 
     cache = cfg.cache_dir or default_cache_dir()
-    if cfg.teacher is not None and not os.path.exists(cfg.teacher[4:]):
-        raise TrucError(f"teacher {cfg.teacher!r}: no such file {cfg.teacher[4:]!r} (solve it first, e.g. "
-                        "truc train cfr --config configs/cfr_le_truc_redeal.yaml)")
+    _check_inputs(cfg)
     teacher = make_agent(cfg.teacher or cfg.init, rules)  # without one, the initial network's redeal odds
     parts = []
     names = (["cont"] if rules.redeal else []) + ["main"]
@@ -452,6 +460,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
 
     cfg.validate()
     rules = make_rules(cfg.variant, **cfg.options)
+    _check_inputs(cfg)  # a refused run leaves no empty out folder behind
     out = config.output_folder(cfg.out)
     ck_path = os.path.join(out, "checkpoint.pt")
     cpu0 = time.process_time()
