@@ -240,6 +240,11 @@ def test_train_cfr_refuses_bad_configs_clearly(tmp_path):
     cfg.write_text("variant: le_truc\niteratoins: 5\n")
     with pytest.raises(TrucError, match="unknown setting.*iteratoins"):
         main(str(cfg))
+    # a missing continuation is refused before the out folder is made
+    cfg.write_text(f"variant: le_truc\ncontinuation: {tmp_path / 'nope.npz'}\nout: {tmp_path / 'out'}\n")
+    with pytest.raises(TrucError, match="continuation: no strategy file"):
+        main(str(cfg))
+    assert not (tmp_path / "out").exists()
 
 
 def test_redeal_is_solved_in_two_parts(tmp_path):

@@ -182,6 +182,16 @@ def test_unknown_setting_is_a_clear_error(tmp_path):
         ppo.PPOConfig.from_dict({"pool_scheme": "best"})
 
 
+def test_bad_opponent_spec_is_refused_before_training(tmp_path):
+    # a typo in an opponent drawn only now and then, or in the evaluation opponent, used to stop the run
+    # at the first episode or evaluation that drew it, minutes in, with an out folder already made
+    for kw, match in [({"fixed_opponents": ["cfr:nope.npz"]}, "no such file 'nope.npz'"),
+                      ({"eval_opponent": "heuristic:honset"}, "unknown heuristic style 'honset'")]:
+        with pytest.raises(TrucError, match=match):
+            ppo.train(tiny_config(tmp_path / "o", **kw))
+        assert not (tmp_path / "o").exists()
+
+
 def _params(net):
     return {k: v.detach().clone() for k, v in net.state_dict().items()}
 

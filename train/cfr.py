@@ -218,6 +218,10 @@ def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
     why = unsupported_reason(rules, cfg.score)
     if why:
         raise TrucError(f"{cfg.variant}: the exact solver does not apply ({why})")
+    if rules.redeal and cfg.continuation and not os.path.exists(cfg.continuation):
+        # refused before the out folder is made (a refused run used to leave an empty one behind)
+        raise TrucError(f"continuation: no strategy file {cfg.continuation!r} (solve the hand without the redeal "
+                        "first, e.g. truc train cfr --config configs/cfr_le_truc.yaml)")
     config.output_folder(cfg.out)
     curve_csv = os.path.join(cfg.out, "curve.csv")
     rows = _read_curve(curve_csv) if resume else []

@@ -850,6 +850,10 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
     ck_path = os.path.join(run_dir, "checkpoint.pt")
     if not resume and os.path.exists(ck_path):
         raise TrucError(f"{ck_path} exists: continue it with --resume, or choose another name / out_dir")
+    # every opponent is built now, so that a bad spec is refused before the run folder exists and not
+    # at the first episode or evaluation that draws it (minutes into training)
+    opponents = {spec: make_agent(spec, fixed_rules(cfg, rules), seed=0)
+                 for spec in dict.fromkeys([*cfg.fixed_opponents, cfg.eval_opponent])}
     config.output_folder(run_dir, "out_dir")
 
     # seeding, in one block
@@ -912,6 +916,7 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
 
         writer = SummaryWriter(os.path.join(run_dir, "tb"))
     collector = Collector(cfg, rules, device)
+    collector.fixed.update((spec, opponents[spec]) for spec in cfg.fixed_opponents)
     print(f"ppo {cfg.name}: rollout {collector.path} ({collector.why})")
 
     def pick_training(r):
