@@ -175,3 +175,26 @@ def test_bench_peers_runs_and_lists_what_is_missing(tmp_path):
     for what in ("openspiel leduc_poker", "pettingzoo texas_holdem_v4", "pgx leduc_holdem", "truc truco_argentino"):
         assert what in out.stdout
     assert (tmp_path / "peers.json").exists()
+
+
+def test_play_labels_the_partner_and_quit_leaves_the_game():
+    out = io.StringIO()
+    returns = play_human("truco_paulista", {}, ["heuristic:honest"], seed=0, stdin=io.StringIO("1\nquit\n"),
+                         stdout=out)
+    text = out.getvalue()
+    assert returns == [0.0] * 4
+    assert "seat 2 (partner) is heuristic:honest" in text.splitlines()[0]
+    assert re.search(r"^  seat 2 \(partner\) side 0 +\?\?", text, re.M)  # the table
+    assert re.search(r"^  seat 2 \(partner\) (plays|calls)", text, re.M)  # the narration
+    assert text.rstrip().endswith("You left the game; no result is counted.")
+
+
+def test_table_narration_and_menu_share_one_notation():
+    out = io.StringIO()
+    play_human("le_truc", {}, ["heuristic:bluffer"], seed=0, stdin=io.StringIO("1\n" * 3000), stdout=out)
+    text = out.getvalue()
+    tables = [line for line in text.splitlines() if line.startswith("  seat 0 (you) side 0")]
+    assert tables and all(re.search(r"[♣♦♥♠]", line) for line in tables)
+    assert not re.search(r"\b(7|8|9|T|J|Q|K|A)[cdhs]\b", text)  # never the record notation 7d
+    assert "pending: seat 1 calls raise" not in text and not re.search(r"^  legal: ", text, re.M)
+    assert re.search(r"^  pending: seat [01]( \(you\))? calls (truc!|two more\?) \(for \d+\)$", text, re.M)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from agents import make_agent
-from agents.human import HumanAgent, Narrator
+from agents.human import HumanAgent, Narrator, QuitGame
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
+from truc_env.talk import seat_label
 
 from .match import play_game
 
@@ -48,13 +49,17 @@ def play_human(variant: str, options: dict, opponents: list[str], seat: int = 0,
     for k, (s, spec) in enumerate(zip(others, opponents)):
         agents[s] = make_agent(spec, rules, seed=seed * 100 + k)
     out = human.stdout
-    out.write(f"{rules.variant}: you are seat {seat}; " + ", ".join(f"seat {s} is {spec}" for s, spec in
-                                                                zip(others, opponents))
-              + ". Type an action's number (or its name) when asked.\n")
+    out.write(f"{rules.variant}: you are seat {seat}; "
+              + ", ".join(f"{seat_label(rules, s, seat)} is {spec}" for s, spec in zip(others, opponents))
+              + ". Type an action's number (or its name) when asked, or 'quit' to leave.\n")
     narrator = Narrator(seat, out)
     table = [Narrated(agent, narrator) for agent in agents]
     deal_seed = int(np.random.SeedSequence([seed]).generate_state(1)[0])
-    result = play_game(rules, table, deal_seed, episode="game", record=False)
+    try:
+        result = play_game(rules, table, deal_seed, episode="game", record=False)
+    except QuitGame:
+        out.write("\nYou left the game; no result is counted.\n")
+        return [0.0] * n
     won = result.winner_side == rules.side(seat)
     out.write(f"\nGame over after {result.hands} hands: {'you win' if won else 'you lose'} "
               f"(points {result.returns[seat]:+.0f}).\n")
