@@ -81,9 +81,13 @@ class Narrator:
             self.say(f"== hand {self.hand + 1} over, points: " + (", ".join(scored) if scored else "none")
                      + f"; {self.score_line(after)}")
             if after.game_over:
-                won = after.winner == r.side(self.viewer)
-                self.say("== game over: " + ("you win!" if won else f"you lose; {self.side_name(r, after.winner)} "
-                                                                    f"reached {r.target}."))
+                self.say(self.game_over_line(after))
+
+    def game_over_line(self, state) -> str:
+        r = state.rules
+        won = state.winner == r.side(self.viewer)
+        return "== game over: " + ("you win!" if won else f"you lose; {self.side_name(r, state.winner)} "
+                                                          f"reached {r.target}.")
 
     def visible_words(self, before, after, seat: int, action: int) -> str:
         """The narration of a decision, with what the viewer may not see left out."""

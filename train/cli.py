@@ -122,6 +122,12 @@ def cmd_play(args) -> None:
     play_human(args.variant, options, args.opponents, seat=args.seat, seed=args.seed)
 
 
+def cmd_serve(args) -> None:
+    from train.web.app import serve
+
+    serve(args.host, args.port, open_browser=args.open, allow_remote=args.allow_remote, models_dir=args.models)
+
+
 def cmd_train_ppo(args) -> None:
     from train.ppo import main as ppo_main
 
@@ -256,6 +262,14 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--seat", type=int, default=0)
     pl.add_argument("--seed", type=int, default=0)
     pl.set_defaults(func=cmd_play)
+    sv = sub.add_parser("serve", help="a local web table: play against any agent, watch agents, replay records "
+                        "(needs the web extra)")
+    sv.add_argument("--host", default="127.0.0.1", help="address to bind (loopback unless --allow-remote)")
+    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--open", action="store_true", help="open the page in the default browser")
+    sv.add_argument("--allow-remote", action="store_true", help="allow a --host other computers can reach")
+    sv.add_argument("--models", help="folder of the learned opponents offered by name (default: ./models if present)")
+    sv.set_defaults(func=cmd_serve)
     t = sub.add_parser("train", help="train an agent")
     tsub = t.add_subparsers(dest="trainer", required=True)
     tp = tsub.add_parser("ppo", help="PPO self-play (configs/ppo_*.yaml)")
@@ -329,7 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 # optional packages -> the extra that installs them (pyproject.toml)
 EXTRA_OF = {"torch": "ppo", "tensorboard": "ppo", "pyspiel": "openspiel", "open_spiel": "openspiel",
-            "ray": "distributed", "rlcard": "bench", "pgx": "bench", "jax": "bench"}
+            "ray": "distributed", "rlcard": "bench", "pgx": "bench", "jax": "bench",
+            "starlette": "web", "uvicorn": "web"}
 
 
 def main(argv: list[str] | None = None) -> int:
