@@ -98,6 +98,8 @@ def test_installed_copy_runs_every_subcommand_outside_the_checkout(tmp_path):
          str(src)], tmp_path, outside_env([]))
     installed = sorted(p.name for p in site.iterdir() if not p.name.endswith((".dist-info", "__pycache__")))
     assert installed == ["agents", "bin", "train", "truc_env"], installed  # no top-level benchmarks/ or tests/
+    shipped = sorted(p.name for p in (site / "train" / "web" / "static").iterdir())
+    assert shipped == ["app.js", "index.html", "style.css"], shipped  # the web table's page is package data
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     check_installed_truc(sys.executable, str(site / "bin" / "truc"), elsewhere, outside_env([str(site)]))

@@ -49,7 +49,7 @@ log = logging.getLogger("truc.web")
 
 
 class TooLarge(TrucError):
-    pass
+    """A request body over its size limit (413): refused before it is all read."""
 
 
 class Games:
@@ -181,10 +181,10 @@ def create_app(models_dir: str | None = "models", allowed_hosts: list[str] | Non
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 31:
             raise TrucError(f"'seed' must be an integer in 0..{2 ** 31 - 1}, got {seed!r:.40}")
         specs = [YOU if s == YOU else resolve(s, rules, models) for s in seats]
-        advisor = data.get("advisor") or None
-        advisor = resolve(advisor, rules, models) if advisor else None
+        advisor_name = data.get("advisor") or None
+        advisor = resolve(advisor_name, rules, models) if advisor_name else None
         names = [str(s) for s in seats]
-        table = await run_in_threadpool(Table, rules, specs, names, seed, advisor)
+        table = await run_in_threadpool(Table, rules, specs, names, seed, advisor, advisor_name)
         key = games.add(table)
         return JSONResponse({"id": key, **table.view(table.human)})
 

@@ -69,7 +69,8 @@ def agent_policy(agent, observation, mask) -> dict[int, float] | None:
 class Table:
     """A game in progress: ``specs[s]`` is seat ``s``'s agent spec, or :data:`YOU` for the person."""
 
-    def __init__(self, rules, specs: list[str], names: list[str], seed: int = 0, advisor: str | None = None):
+    def __init__(self, rules, specs: list[str], names: list[str], seed: int = 0, advisor: str | None = None,
+                 advisor_name: str | None = None):
         n = rules.players
         if len(specs) != n:
             raise TrucError(f"{rules.variant} has {n} seats: give one spec per seat ('you' for yours), "
@@ -83,7 +84,7 @@ class Table:
         self.agents = [None if spec == YOU else make_agent(spec, rules, seed=seed * 100 + s)
                        for s, spec in enumerate(specs)]
         self.advisor = make_agent(advisor, rules, seed=seed) if advisor and self.human is not None else None
-        self.advisor_name = advisor if self.advisor is not None else None
+        self.advisor_name = (advisor_name or advisor) if self.advisor is not None else None
         self.state = State(rules, episode="game")
         deal_seed = int(np.random.SeedSequence([seed]).generate_state(1)[0])  # as `truc play`
         self.episode = Episode(self.state, Dealer.seeded(rules, deal_seed))
@@ -193,7 +194,7 @@ class Replay:
     def __init__(self, record: dict, names: list[str] | None = None):
         self.final, self.moves = replay_moves(record)
         self.rules = self.final.rules
-        self.names = names or [f"seat {s}" for s in range(self.rules.players)]
+        self.names = names or [""] * self.rules.players  # a record does not say who played
         self.human = None
         self.lock = threading.Lock()
 

@@ -192,6 +192,8 @@ function sideName(g, side) {
 function show(g) {
   game = g;
   document.body.dataset.mode = g.mode;
+  document.body.dataset.version = g.version;  // what the page shows (tests wait on it)
+  document.body.dataset.at = g.at ?? "";
   location.hash = `game=${g.id}`;
   const status = $("status");
   status.replaceChildren(
@@ -237,7 +239,7 @@ function drawSeats(g) {
     } else {
       for (let k = 0; k < seat.cards; k++) hand.append(cardNode(null));
     }
-    const who = el("div", { class: "who" }, seat.seat === g.human ? seat.label : `${seat.label} · ${seat.name}`);
+    const who = el("div", { class: "who" }, seat.seat === g.human || !seat.name ? seat.label : `${seat.label} · ${seat.name}`);
     if (seat.dealer) who.append(el("span", { class: "chip", title: "dealer" }, "D"));
     const node = el("div", { class: "seat" + (seat.seat === g.to_act ? " turn" : "") + (seat.active ? "" : " out"),
                              "data-seat": seat.seat, style: `left:${x}%;top:${y}%` }, who, hand);
