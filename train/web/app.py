@@ -299,8 +299,8 @@ def serve(host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
     if not is_loopback(host) and not allow_remote:
         raise TrucError(f"--host {host} is not a loopback address: anyone who can reach it could play on this "
                         "server; pass --allow-remote as well to bind it anyway")
-    if not 0 <= port <= 65535:
-        raise TrucError(f"--port must be in 0..65535, got {port}")
+    if not 1 <= port <= 65535:
+        raise TrucError(f"--port must be in 1..65535, got {port}")
     if models_dir is None:
         models_dir = "models" if os.path.isdir("models") else None
     elif not os.path.isdir(models_dir):

@@ -2,7 +2,8 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const RED_SUITS = new Set(["h", "d", "o", "c"]);  // French hearts, diamonds; Spanish oros, copas
+const RED_FRENCH = new Set(["h", "d"]);  // hearts, diamonds
+const RED_SPANISH = new Set(["o", "c"]);  // oros, copas ("c" is clubs in the French deck)
 const FRENCH = { c: "♣", d: "♦", h: "♥", s: "♠" };
 let mode = "play";      // the tab: play, watch, replay
 let game = null;        // the last view the server sent
@@ -51,7 +52,8 @@ function cardNode(card, extra) {
   const suit = french ? el("span", { class: "suit" }, FRENCH[card.suit])
     : el("span", { class: "suit word" }, card.name.split(" de ")[1] || card.suit);
   const rank = french ? card.name.slice(0, -1) : card.rank;
-  const node = el("div", { class: "card" + (RED_SUITS.has(card.suit) ? " red" : "") + (extra ? " " + extra : ""),
+  const red = (french ? RED_FRENCH : RED_SPANISH).has(card.suit);
+  const node = el("div", { class: "card" + (red ? " red" : "") + (extra ? " " + extra : ""),
                            title: card.name, "data-card": card.code },
                   el("span", { class: "rank" }, rank), suit);
   return node;
