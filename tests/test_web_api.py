@@ -243,6 +243,10 @@ def test_bad_input_is_a_one_line_4xx(client):
     assert_error(post({"variant": "le_truc", "seats": ["you", "grandmaster"]}), 400, "unknown opponent",
                  "honest")
     assert_error(post({"variant": "le_truc", "seats": ["you", "ppo:/etc/passwd"]}), 400, "by name")
+    assert_error(post({"variant": "le_truc", "seats": ["you", "human"]}), 400, "unknown opponent")  # no stdin here
+    assert_error(post({"variant": "le_truc", "seats": ["you", 7]}), 400, "string")
+    assert_error(post({"variant": 7, "seats": ["you", "random"]}), 400, "variant")
+    assert_error(post({"variant": "le_truc", "seats": ["random", "random"], "advisor": "random"}), 400, "advisor")
     assert_error(post({"variant": "le_truc", "seats": ["you"]}), 400, "2 seats")
     assert_error(post({"variant": "le_truc", "seats": ["you", "you"]}), 400, "only one seat")
     assert_error(post({"variant": "le_truc", "seats": ["you", "random"], "seed": -1}), 400, "seed")
@@ -288,3 +292,30 @@ def test_serve_refuses_to_bind_beyond_loopback_unless_asked(capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("truc: error: --host 0.0.0.0 is not a loopback address") and "--allow-remote" in err
     assert "\n" not in err
+
+
+def test_a_strategy_tables_probabilities_are_shown_at_its_decision(tmp_path):
+    """A cfr: model in the models folder is a level by its name; its policy is shown when it decides."""
+    from cfr_helpers import save_solved
+
+    from agents.cfr.solver import PublicTreeSolver
+    from agents.cfr.tree import build_tree
+
+    options = {"ranks": 3, "hand_size": 1, "max_raises": 1, "redeal": False}
+    tree = build_tree(make_rules("le_truc", **options), abstraction="strength")
+    solver = PublicTreeSolver(tree, "cfr+")
+    solver.iterate(20)
+    save_solved(tmp_path, tree, solver, "tiny_cfr.npz")
+    with TestClient(create_app(str(tmp_path)), base_url="http://127.0.0.1") as c:
+        levels = c.get("/api/levels", params={"variant": "le_truc", "options": json.dumps(options)}).json()["levels"]
+        assert {"name": "tiny_cfr", "spec": "cfr:tiny_cfr", "kind": "cfr"}.items() <= levels[-1].items()
+        assert "tiny_cfr" not in [level["name"] for level in ladder(make_rules("le_truc"), find_models(str(tmp_path)))]
+        game = new_game(c, variant="le_truc", options=options, seats=["tiny_cfr", "random"], seed=0)
+        shown = 0
+        while not game["over"] and shown < 2:
+            if game["to_act"] == 0:
+                policy = game["policy"]
+                assert policy["by"] == "tiny_cfr" and abs(sum(a["p"] for a in policy["actions"]) - 1) < 1e-3
+                shown += 1
+            game = c.post(f"/api/games/{game['id']}/step", json={"version": game["version"]}).json()
+        assert shown == 2

@@ -182,6 +182,9 @@ def create_app(models_dir: str | None = "models", allowed_hosts: list[str] | Non
             raise TrucError(f"'seed' must be an integer in 0..{2 ** 31 - 1}, got {seed!r:.40}")
         specs = [YOU if s == YOU else resolve(s, rules, models) for s in seats]
         advisor_name = data.get("advisor") or None
+        if advisor_name and YOU not in seats:
+            raise TrucError("an advisor shows its probabilities at your decisions: a game of agents has none "
+                            "(their own probabilities are shown)")
         advisor = resolve(advisor_name, rules, models) if advisor_name else None
         names = [str(s) for s in seats]
         table = await run_in_threadpool(Table, rules, specs, names, seed, advisor, advisor_name)

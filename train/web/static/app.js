@@ -11,6 +11,7 @@ let variants = [];
 let levels = [];
 let timer = null;       // the watch mode's next step
 let paused = false;
+let fileGames = null;   // how many games the opened file holds, and which one is shown
 
 async function api(method, path, body, raw) {
   const opts = { method, headers: {} };
@@ -160,6 +161,7 @@ async function openRecord(event) {
   try {
     const text = await file.text();
     const view = await api("POST", `/api/replays?game=${Number($("record-game").value || 0)}`, text, true);
+    fileGames = view.games > 1 ? ` · game ${view.game} of 0..${view.games - 1} in the file` : "";
     fillViewer(view.players);
     showError("");
     show(view);
@@ -216,7 +218,7 @@ function show(g) {
   if (g.mode === "replay") {
     $("cursor").max = g.length;
     $("cursor").value = g.at;
-    $("position").textContent = `decision ${g.at} of ${g.length}`;
+    $("position").textContent = `decision ${g.at} of ${g.length}${fileGames || ""}`;
   }
 }
 
