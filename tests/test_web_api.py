@@ -144,6 +144,7 @@ def test_games_are_separate_and_their_ids_unguessable(client):
     a = new_game(client, variant="le_truc", seats=["you", "honest"], seed=0)
     b = new_game(client, variant="le_truc", seats=["you", "honest"], seed=0)
     assert a["id"] != b["id"] and len(a["id"]) >= 20
+    assert a["log"] == b["log"] and a["seats"] == b["seats"]  # the same seed deals and plays the same
     client.post(f"/api/games/{a['id']}/action", json={"action": a["legal"][0]["id"], "version": a["version"]})
     assert client.get(f"/api/games/{b['id']}").json()["version"] == b["version"]
     assert_error(client.get("/api/games/not-a-game"), 404, "no such game")

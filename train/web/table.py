@@ -2,7 +2,7 @@
 
 A :class:`Table` is a game being played: a person at one seat and agents at the others (``play``),
 or agents at every seat (``watch``); every decision is kept as a :class:`Move` (the state before it,
-the seat, the action, the agent's probabilities when it can say them). A :class:`Replay` is the
+the seat, the action). A :class:`Replay` is the
 moves of a game record, to step through forward and back. :func:`seat_view_json` turns a state and
 its moves into what the page draws, as a seat sees it (``viewer=None``: every hand shown): hidden
 cards, unseen signals and passes stay hidden, as everywhere else (``truc_env.view``).
@@ -50,7 +50,6 @@ class Move:
     before: State  # the state at the decision (after chance), not changed afterwards
     seat: int
     action: int
-    policy: dict[int, float] | None  # the agent's probabilities at this decision, if it can say them
 
 
 def agent_policy(agent, observation, mask) -> dict[int, float] | None:
@@ -104,15 +103,13 @@ class Table:
     def _decide(self, seat: int) -> None:
         st = self.state
         mask = self.episode.mask()
-        agent = self.agents[seat]
-        policy = agent_policy(agent, SeatObservation(st, seat, mask.copy()), mask.copy())
-        action = int(agent.act(SeatObservation(st, seat, mask.copy()), mask.copy()))
-        self._apply(seat, action, policy)
+        action = int(self.agents[seat].act(SeatObservation(st, seat, mask.copy()), mask.copy()))
+        self._apply(seat, action)
 
-    def _apply(self, seat: int, action: int, policy) -> None:
+    def _apply(self, seat: int, action: int) -> None:
         before = self.state.clone()
         self.episode.play(action)  # the engine refuses an illegal action before changing anything
-        self.moves.append(Move(before, seat, action, policy))
+        self.moves.append(Move(before, seat, action))
         self.episode.to_decision()
 
     def run_agents(self) -> None:
@@ -142,7 +139,7 @@ class Table:
         if action not in self.state.legal_actions():
             legal = ", ".join(words(self.state, seat, a)[0] for a in self.state.legal_actions())
             raise IllegalActionError(f"action {action} is not legal now; legal: {legal}")
-        self._apply(seat, action, None)
+        self._apply(seat, action)
         self.run_agents()
 
     def step(self, version) -> None:
@@ -181,7 +178,7 @@ def replay_moves(record) -> tuple[State, list[Move]]:
     moves = []
     for actor, action, _ in final.history:
         if actor >= 0:
-            moves.append(Move(st.clone(), actor, action, None))
+            moves.append(Move(st.clone(), actor, action))
         st.apply_action(action)  # chance outcomes are kept in the history as they were drawn
     return final, moves
 
