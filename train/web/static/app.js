@@ -225,6 +225,7 @@ function show(g) {
 function drawSeats(g) {
   const felt = $("felt");
   felt.querySelectorAll(".seat").forEach((n) => n.remove());
+  felt.classList.toggle("small-cards", g.hand_size > 3 || g.players > 4);  // put_n: long hands, many seats
   const bottom = g.viewer ?? g.human ?? 0;
   const playable = new Map(g.legal.filter((a) => a.code.startsWith("play ") && !a.code.startsWith("play slot"))
     .map((a) => [a.code.slice(5), a.id]));
