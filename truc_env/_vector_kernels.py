@@ -337,7 +337,7 @@ def _next_in_play(b, g, p, n, seat):
     return _wrap(seat + 1, n)
 
 
-@helper
+@unit
 def _open_signal_round(b, g, p, sigq, first):
     n = p[P_N]
     for k in range(n):
@@ -363,7 +363,7 @@ def _begin_play(b, g, p, sigq):
         _to_turn(b, g, g[b, F_LEADER])
 
 
-@helper
+@unit
 def _after_deal(b, g, p, sigq):
     n = p[P_N]
     d = g[b, F_DEALER]
@@ -385,7 +385,7 @@ def _after_deal(b, g, p, sigq):
     _begin_play(b, g, p, sigq)
 
 
-@unit
+@helper
 def _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq):
     n, hs = p[P_N], p[P_HS]
     for f in range(F_PHASE, N_FIELDS):
@@ -415,8 +415,9 @@ def _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tl
     _after_deal(b, g, p, sigq)
 
 
-@unit
-def _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq):
+@leaf
+def _new_episode(b, g, p, rng):
+    """A new episode's dealer and starting score (its first hand is dealt next: _begin_hand)."""
     n = p[P_N]
     dealer = p[P_DEALER]
     if dealer < 0:
@@ -433,7 +434,6 @@ def _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, t
     g[b, F_SCORE + 1] = s1
     g[b, F_START] = s0
     g[b, F_START + 1] = s1
-    _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
 
 
 # ---------------------------------------------------------------------------- scoring
@@ -597,7 +597,7 @@ def _envido_open(b, g, p):
         and not g[b, F_FLOR_SEATS]
 
 
-@helper
+@unit
 def _open_envido(b, g, p, seat, kind):
     """An envido call (or a raise of one): his opponents answer, in play order after him."""
     k = g[b, F_ENV_N]
@@ -640,7 +640,7 @@ def _envido_points(b, p, hands, played, seat):
     return best
 
 
-@helper
+@unit
 def _answer_envido(b, g, p, hands, played, seat, a):
     """Accept, refuse or raise the envido; True when its points end the game (and so the hand)."""
     n = p[P_N]
@@ -670,7 +670,7 @@ def _answer_envido(b, g, p, hands, played, seat, a):
     return _resume_calls(b, g)
 
 
-@helper
+@unit
 def _must_sing(b, g, p, hands, seat):
     """A flor holder whose side's flor is unsettled, before his card of the first trick (engine State._must_sing).
 
@@ -714,7 +714,7 @@ def _resume_calls(b, g):
     return False
 
 
-@helper
+@unit
 def _announce_flor(b, g, p, hands, seat):
     """A flor sung: 3 points, unless an opposing flor holder (the first after him) answers it."""
     n = p[P_N]
@@ -732,7 +732,7 @@ def _announce_flor(b, g, p, hands, seat):
     return _resume_calls(b, g)
 
 
-@helper
+@unit
 def _answer_flor(b, g, p, hands, played, seat, a):
     """Con flor quiero: 4 to the better flor (ties nearer the mano); me achico: 3 to the flor sung."""
     n = p[P_N]
@@ -753,7 +753,7 @@ def _answer_flor(b, g, p, hands, played, seat, a):
     return _resume_calls(b, g)
 
 
-@helper
+@unit
 def _pass_card(b, g, p, sigq, hands, seat, a):
     """put_4p: a give to the partner (d+1, then the dealer), then a discard (d+2, then d+3)."""
     n, hs, d = p[P_N], p[P_HS], g[b, F_DEALER]
@@ -921,7 +921,7 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
 
 
 # ---------------------------------------------------------------------------- legal actions
-@helper
+@unit
 def _instructed_plays(b, g, p, hands, seat, mask):
     """Narrow the seat's plays to the instruction in force: high, low or a rank (engine State._playable)."""
     hs = p[P_HS]
@@ -1226,81 +1226,67 @@ def _finish(b, g, p, rew):
     return over
 
 
-CHUNK = 256  # games per call of the step's compiled unit
-
-
-@unit
-def _step_chunk(lo, hi, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
-                old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out):
-    """Games lo..hi-1 take their action (-1: wait) and are scored (a finished hand deals the next); then the
-    seat to act (a governor's instruction first), its observation and legal actions."""
-    for b in range(lo, hi):
-        a = actions[b]
-        for s in range(rew.shape[1]):
-            rew[b, s] = 0.0
-        done[b] = False
-        if a < 0:
-            pass
-        elif _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_hands, played,
-                    tcards, tseats, twin, tlead, deck):
-            if _finish(b, g, p, rew):
-                done[b] = True
-                _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
-            else:
-                g[b, F_DEALER] = _next_seat(g[b, F_DEALER], p[P_N])
-                _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
-        elif (p[P_ENVIDO] or p[P_FLOR]) and not p[P_REWARD_WIN]:  # reward="points": envido, flor when settled
-            d = g[b, F_HP] - g[b, F_PAID] - g[b, F_HP + 1] + g[b, F_PAID + 1]
-            for s in range(rew.shape[1]):
-                rew[b, s] = d if s % 2 == 0 else -d
-            g[b, F_PAID] = g[b, F_HP]
-            g[b, F_PAID + 1] = g[b, F_HP + 1]
-        _instruct_first(b, g, p, hands)
-        seat_out[b] = actor_of(b, g, callq, sigq)
-        if obs.shape[1] > 0:
-            write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
-        write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
-
-
 def _entry_kernels(rules_digest: int):
-    """The entry kernels that inline hand_rules' functions, with ``rules_digest`` in their cache key.
+    """The entry kernel, with ``rules_digest`` (of hand_rules.py, whose functions it compiles in) in its cache key.
 
     numba's cache checks only the stamp of the file that defines a cached function: an edit of
-    hand_rules.py alone would leave the old decisions in the cached kernels. It also hashes a closure's
-    cells into the cache key, so these kernels close over a digest of hand_rules.py's source.
+    hand_rules.py alone would leave the old decisions in the cached kernel. It also hashes a closure's
+    cells into the cache key, so the kernel closes over a digest of hand_rules.py's source.
+
+    One entry for the step and the reset: each entry links (and LLVM optimizes and emits) its own copy
+    of everything it calls, so a second one would double the compile.
     """
 
     @njit(cache=True, nogil=True, **NO_REFCOUNT)
-    def step_serial(actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
+    def step_serial(reset, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
                     old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out):
-        """One decision for every game with ``actions[b] >= 0`` (the others wait); auto-reset.
+        """One decision for every game with ``actions[b] >= 0`` (the others wait), scored, a finished hand
+        dealing the next (auto-reset); ``reset``: a new episode instead for the games with ``actions[b]`` 1.
+        Then every game's seat to act (a governor's instruction first), its observation and legal actions.
 
         Releases the GIL: :mod:`truc_env.vector` runs slices of the batch on several threads.
         """
         if rules_digest < 0:  # never (the digest is positive): the digest is a cell of this closure
             return
-        for lo in range(0, g.shape[0], CHUNK):
-            _step_chunk(lo, min(lo + CHUNK, g.shape[0]), actions, g, p, ladder, strength, decided, manilha, sigtrue,
-                        rng, callq, sigq, sigs, hands, old_hands, played, tcards, tseats, twin, tlead, deck, obs,
-                        mask, rew, done, seat_out)
-
-    @njit(cache=True, **NO_REFCOUNT)
-    def reset_batch(which, waits, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
-                    old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out):
-        """Start a new episode in every game with ``which[b]``; observe every game (``waits``: all -1)."""
-        if rules_digest < 0:  # never: as in step_serial
-            return
         for b in range(g.shape[0]):
-            if which[b]:
-                _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
-        _step_chunk(0, g.shape[0], waits, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs,
-                    hands, old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out)
+            a = actions[b]
+            for s in range(rew.shape[1]):
+                rew[b, s] = 0.0
+            done[b] = False
+            deal = False
+            if reset:
+                if a:
+                    _new_episode(b, g, p, rng)
+                    deal = True
+            elif a < 0:
+                pass
+            elif _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_hands, played,
+                        tcards, tseats, twin, tlead, deck):
+                if _finish(b, g, p, rew):
+                    done[b] = True
+                    _new_episode(b, g, p, rng)
+                else:
+                    g[b, F_DEALER] = _next_seat(g[b, F_DEALER], p[P_N])
+                deal = True
+            elif (p[P_ENVIDO] or p[P_FLOR]) and not p[P_REWARD_WIN]:  # reward="points": envido, flor when settled
+                d = g[b, F_HP] - g[b, F_PAID] - g[b, F_HP + 1] + g[b, F_PAID + 1]
+                for s in range(rew.shape[1]):
+                    rew[b, s] = d if s % 2 == 0 else -d
+                g[b, F_PAID] = g[b, F_HP]
+                g[b, F_PAID + 1] = g[b, F_HP + 1]
+            if deal:  # one call site: inlined once
+                _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
+            _instruct_first(b, g, p, hands)
+            seat_out[b] = actor_of(b, g, callq, sigq)
+            if obs.shape[1] > 0:
+                write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
+            write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
 
-    return step_serial, reset_batch
+    return step_serial
 
 
 SHARED_RULES_DIGEST = int(hashlib.sha256(Path(hand_rules.__file__).read_bytes()).hexdigest()[:15], 16)
-step_serial, reset_batch = _entry_kernels(SHARED_RULES_DIGEST)
+step_serial = _entry_kernels(SHARED_RULES_DIGEST)
 
 
 @njit(cache=True, nogil=True, **NO_REFCOUNT)

@@ -37,7 +37,6 @@ from numba import njit
 
 from . import _vector_kernels, hand_rules
 from ._vector_kernels import (
-    CHUNK,
     NO_REFCOUNT,
     add_points,
     first_illegal,
@@ -49,7 +48,7 @@ from ._vector_kernels import (
     unit,
 )
 
-__all__ = ["first_illegal", "random_legal", "seed_streams", "step_serial", "reset_batch"]
+__all__ = ["first_illegal", "random_legal", "seed_streams", "step_serial"]
 
 MAX_PLAYERS = 6
 
@@ -470,55 +469,38 @@ def _observe(b, g, p, callq, hands, played, twin, tlead, obs, mask, seat_out):
     write_mask(b, g, p, callq, hands, mask)
 
 
-@unit
-def _step_chunk(lo, hi, actions, g, p, strength, decided, wins, rng, callq, hands, played, tcards, tseats, twin, tlead,
-                deck, paid, obs, mask, rew, done, seat_out):
-    """Games lo..hi-1 take their action (-1: wait) and are scored (a finished hand deals the next), then are
-    observed: the main kernel's unit of compiled code (``_vector_kernels._step_chunk``)."""
-    for b in range(lo, hi):
-        a = actions[b]
-        for s in range(rew.shape[1]):
-            rew[b, s] = 0.0
-        done[b] = False
-        if a >= 0 and _apply(b, a, g, p, strength, decided, callq, hands, played, tcards, tseats, twin, tlead):
-            if _finish(b, g, p, wins, paid, rew):
-                done[b] = True
-                _new_episode(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck, paid)
-            else:
-                g[b, F_DEALER] = _next_seat(g[b, F_DEALER], p[P_N])
-                _begin_hand(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck)
-        _observe(b, g, p, callq, hands, played, twin, tlead, obs, mask, seat_out)
-
-
 def _entry_kernels(rules_digest: int):
-    """The entry kernels, with ``rules_digest`` (of hand_rules.py and of the main kernel module,
-    whose random stream and shuffle are compiled in here) in their cache key, as in the main kernel."""
+    """The entry kernel, with ``rules_digest`` (of hand_rules.py and of the main kernel module, whose random
+    stream and shuffle are compiled in here) in its cache key; one entry for step and reset, as in the main
+    kernel."""
 
     @njit(cache=True, nogil=True, **NO_REFCOUNT)
-    def step_serial(actions, g, p, strength, decided, wins, rng, callq, hands, played, tcards, tseats, twin, tlead,
-                    deck, paid, obs, mask, rew, done, seat_out):
-        """One decision for every game with ``actions[b] >= 0`` (the others wait); auto-reset."""
+    def step_serial(reset, actions, g, p, strength, decided, wins, rng, callq, hands, played, tcards, tseats, twin,
+                    tlead, deck, paid, obs, mask, rew, done, seat_out):
+        """One decision for every game with ``actions[b] >= 0`` (the others wait); auto-reset. ``reset``: a
+        new episode instead for the games with ``actions[b]`` 1. Then every game is observed."""
         if rules_digest < 0:  # never (the digest is positive): the digest is a cell of this closure
             return
-        for lo in range(0, g.shape[0], CHUNK):
-            _step_chunk(lo, min(lo + CHUNK, g.shape[0]), actions, g, p, strength, decided, wins, rng, callq, hands,
-                        played, tcards, tseats, twin, tlead, deck, paid, obs, mask, rew, done, seat_out)
-
-    @njit(cache=True, **NO_REFCOUNT)
-    def reset_batch(which, waits, g, p, strength, decided, wins, rng, callq, hands, played, tcards, tseats, twin,
-                    tlead, deck, paid, obs, mask, rew, done, seat_out):
-        """Start a new episode in every game with ``which[b]``; observe every game (``waits``: all -1)."""
-        if rules_digest < 0:  # never: as in step_serial
-            return
         for b in range(g.shape[0]):
-            if which[b]:
-                _new_episode(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck, paid)
-        _step_chunk(0, g.shape[0], waits, g, p, strength, decided, wins, rng, callq, hands, played, tcards, tseats,
-                    twin, tlead, deck, paid, obs, mask, rew, done, seat_out)
+            a = actions[b]
+            for s in range(rew.shape[1]):
+                rew[b, s] = 0.0
+            done[b] = False
+            if reset:
+                if a:
+                    _new_episode(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck, paid)
+            elif a >= 0 and _apply(b, a, g, p, strength, decided, callq, hands, played, tcards, tseats, twin, tlead):
+                if _finish(b, g, p, wins, paid, rew):
+                    done[b] = True
+                    _new_episode(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck, paid)
+                else:
+                    g[b, F_DEALER] = _next_seat(g[b, F_DEALER], p[P_N])
+                    _begin_hand(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck)
+            _observe(b, g, p, callq, hands, played, twin, tlead, obs, mask, seat_out)
 
-    return step_serial, reset_batch
+    return step_serial
 
 
 SHARED_RULES_DIGEST = int(hashlib.sha256(Path(hand_rules.__file__).read_bytes()
                                          + Path(_vector_kernels.__file__).read_bytes()).hexdigest()[:15], 16)
-step_serial, reset_batch = _entry_kernels(SHARED_RULES_DIGEST)
+step_serial = _entry_kernels(SHARED_RULES_DIGEST)

@@ -131,8 +131,9 @@ def batch_bytes(rules: Rules, num_envs: int, backend: str, obs_size: int | None 
         from . import _vector_kernels as K
 
         per += 8 + 4 * n + 16 * max(enc.signal_slots, 1) + 4 * n * (2 * hs + 1)  # callq, sigq, sigs, hands, old_hands
-    # g, both random streams, deck, random_actions' output, played, the trick under way, its winners and leaders
-    return num_envs * (per + 4 * K.N_FIELDS + 16 + 4 * D + 4 + 4 * n * hs + 8 * n + 8 * hs)
+    # g, both random streams, deck, random_actions' output, the reset's games, played, the trick under way, its
+    # winners and leaders
+    return num_envs * (per + 4 * K.N_FIELDS + 16 + 4 * D + 8 + 4 * n * hs + 8 * n + 8 * hs)
 
 
 def available_memory() -> int | None:
@@ -466,9 +467,8 @@ def put_n_params(venv: VectorEnv) -> np.ndarray:
 
 class _ArrayImpl:
     """What the two numba kernels share: per-game random streams, slices of the batch on threads,
-    the step and reset entry points (``K.step_serial(actions, *state, obs, mask, rew, done, seat)``,
-    ``K.reset_batch(which, waits, *state, obs, mask, rew, done, seat)``, ``waits`` all -1). A subclass makes
-    ``state`` (its ``_state()``)."""
+    the one entry point of step and reset (``K.step_serial(reset, actions, *state, obs, mask, rew, done, seat)``).
+    A subclass makes ``state`` (its ``_state()``)."""
 
     SHARED = ()  # indices into the step's arguments after the actions that every chunk shares (params, tables)
 
@@ -489,7 +489,7 @@ class _ArrayImpl:
         self.twin = np.full((B, hs), -2, np.int32)
         self.tlead = np.full((B, hs), -1, np.int32)
         self._compiled = False  # _ready() has run
-        self._waits = np.full(B, -1, np.int32)  # reset_batch observes every game as a step of waits
+        self._which = np.ones(B, np.int32)  # the games a reset starts anew (all)
 
     def _threads(self) -> None:
         venv, B = self.v, self.v.num_envs
@@ -521,8 +521,7 @@ class _ArrayImpl:
 
         K, v, B = self.K, self.v, self.v.num_envs
         ready([(K.seed_streams, (self.rng, 1)),
-               (K.reset_batch, (np.ones(B, np.bool_), self._waits, *self._args)),
-               (K.step_serial, (np.zeros(B, np.int32), *self._args)),
+               (K.step_serial, (False, self._which, *self._args)),
                (K.random_legal, (v._mask, self.act_rng, self._rand_out, np.zeros(v.n_actions, np.int32))),
                (K.first_illegal, (np.zeros(B, np.int32), v._mask))], what=v.rules.variant)
         self._compiled = True
@@ -534,8 +533,7 @@ class _ArrayImpl:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
         self.K.seed_streams(self.rng, int(seed) & 0x7FFFFFFFFFFFFFFF)
         self.K.seed_streams(self.act_rng, (int(seed) + 0x5DEECE66D) & 0x7FFFFFFFFFFFFFFF)
-        which = np.ones(v.num_envs, np.bool_)
-        self.K.reset_batch(which, self._waits, *self._args)
+        self.K.step_serial(True, self._which, *self._args)
         v._rew[:] = 0.0
         v._done[:] = False
 
@@ -570,9 +568,9 @@ class _ArrayImpl:
     def step(self, actions):
         self._ready()
         if self.pool is None:
-            self.K.step_serial(actions, *self._args)
+            self.K.step_serial(False, actions, *self._args)
         else:
-            self._on_threads(self.K.step_serial, [(actions[lo:hi], *part)
+            self._on_threads(self.K.step_serial, [(False, actions[lo:hi], *part)
                                                   for (lo, hi), part in zip(self.slices, self._parts)])
 
     def first_illegal(self, actions):
