@@ -812,23 +812,21 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
     ph = g[b, F_PHASE]
     seat = actor_of(b, g, callq, sigq)
     if ph == PH_TURN:
-        slot = -1  # the hand slot of a card played (one call site of _play: it is inlined once)
-        if p[P_A_PLAY] <= a < p[P_A_PLAY] + p[P_D]:
-            card = a - p[P_A_PLAY]
-            g[b, F_PLAY_STARTED] = 1
-            for i in range(p[P_HS] + 1):  # slot hs: the card passed to him (put_4p)
-                if hands[b, seat, i] == card:
-                    slot = i
-                    break
-        elif p[P_A_SLOT] >= 0 and p[P_A_SLOT] <= a < p[P_A_SLOT] + p[P_HS]:
+        is_card = p[P_A_PLAY] <= a < p[P_A_PLAY] + p[P_D]
+        if is_card or (p[P_A_SLOT] >= 0 and p[P_A_SLOT] <= a < p[P_A_SLOT] + p[P_HS]):  # a card, or a blind slot
             g[b, F_PLAY_STARTED] = 1
             slot = a - p[P_A_SLOT]
-        if slot >= 0:
+            if is_card:  # the slot holding it; slot hs: the card passed to him (put_4p)
+                slot = -1
+                for i in range(p[P_HS] + 1):
+                    if hands[b, seat, i] == a - p[P_A_PLAY]:
+                        slot = i
+                        break
+                if slot < 0:
+                    return False
             return _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats,
-                         twin, tlead, seat, slot)
-        if p[P_A_PLAY] <= a < p[P_A_PLAY] + p[P_D] or (p[P_A_SLOT] >= 0 and p[P_A_SLOT] <= a < p[P_A_SLOT] + p[P_HS]):
-            pass
-        elif a == p[P_A_RAISE]:
+                         twin, tlead, seat, slot)  # one call site: inlined once
+        if a == p[P_A_RAISE]:
             g[b, F_PLAY_STARTED] = 1
             _open_call(b, g, p, callq, K_RAISE, seat, g[b, F_LEVEL] + 1)
         elif a == p[P_A_ALL_IN]:
