@@ -135,3 +135,24 @@ def test_the_memory_estimate_is_the_arrays_a_batch_allocates(variant):
     arrays = [x for x in (*vars(venv).values(), *vars(venv._impl).values())
               if isinstance(x, np.ndarray) and x.ndim and x.shape[0] == B]
     assert batch_bytes(venv.rules, B, "numba") == sum(x.nbytes for x in arrays)
+
+
+# ---------------------------------------------------------------------------- python -m train.bench.compile
+def test_the_compile_bench_refuses_what_has_no_kernel():
+    from train.bench import compile as bench
+
+    with pytest.raises(TrucError, match="not a kernel variant"):
+        bench.main(["--families", "no_such_variant"])
+    with pytest.raises(TrucError, match="--batch"):
+        bench.main(["--families", "le_truc", "--batch", "0"])
+    assert "put_n" in bench.kernel_families() and "le_truc" in bench.kernel_families()
+
+
+@pytest.mark.slow
+def test_the_compile_bench_measures_cold_and_warm_in_fresh_processes(capsys):
+    from train.bench import compile as bench
+
+    assert bench.main(["--families", "put_n", "--no-pgx"]) == 0  # 1 if the compile was not announced once
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("truc-env VectorEnv put_n"))
+    cold_s, cold_gb, warm_s, warm_gb = map(float, row.split()[-4:])
+    assert cold_s > warm_s > 0 and cold_gb > 0 and warm_gb > 0

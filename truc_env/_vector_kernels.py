@@ -213,17 +213,19 @@ K_RAISE = 1
 K_ALL_IN = 2
 K_REDEAL = 3
 
-# The entry kernels run without numba's reference counting (``_nrt=False``, a numba target option): they
-# allocate nothing and only borrow the caller's arrays. With it, every array handed to an inlined helper
-# is an atomic incref/decref that numba's refcount pruning cannot remove from this control flow: 3/4 of a
-# step's time went there (measured with perf, numba 0.68). A numba without the option gets the slow path.
+# The kernels run without numba's reference counting (``_nrt=False``, a numba target option): they allocate
+# nothing and only borrow the caller's arrays. With it, every array handed to a helper is an atomic
+# incref/decref that numba's refcount pruning cannot remove from this control flow: 3/4 of a step's time went
+# there (measured with perf, numba 0.68). A numba without the option gets the slow path. numpy's error model:
+# no division in a kernel can be by zero, so none needs a check.
 NO_REFCOUNT = {"_nrt": False, "error_model": "numpy"} if hasattr(CPUTargetOptions, "_nrt") else {"error_model": "numpy"}
-# The helpers are separate numba functions, not inlined into the entry kernels' IR: LLVM inlines the small
-# ones by itself, and the cold compile is small functions typed and optimized one by one instead of one
-# 2,300-line function. Not cached on their own: an entry kernel's cache entry holds the helpers it links.
-INTERNAL = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True, **NO_REFCOUNT}  # called from numba code only
+# The helpers are numba functions of their own, typed one by one (numba's own inlining re-typed the growing
+# entry kernel at every call site: 236 CPU-s and 7.2 GB cold). ``helper``: LLVM inlines it (forceinline), so
+# that the step runs as one function. ``unit``: not inlined, for the branches only some variants take, so that
+# LLVM's work on the hot function stays small. Called from numba only (no Python or C wrappers), and not
+# cached on their own: the entry kernel's cache entry holds everything it links.
+INTERNAL = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True, **NO_REFCOUNT}
 helper = njit(forceinline=True, **INTERNAL)
-leaf = njit(forceinline=True, **INTERNAL)
 unit = njit(**INTERNAL)
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
@@ -238,7 +240,7 @@ _S32 = np.uint64(32)
 
 # ---------------------------------------------------------------------------- the shared decisions
 # hand_rules' plain functions compiled for the kernels: the engine calls the same functions
-_shared = leaf
+_shared = helper
 _next_seat = _shared(hand_rules.next_seat)
 _hand_value = _shared(hand_rules.hand_value)
 _wins_game = _shared(hand_rules.wins_game)
@@ -253,7 +255,7 @@ _trick_lead = _shared(hand_rules.trick_lead)
 _signal_audience = _shared(hand_rules.signal_audience)
 
 
-@leaf
+@helper
 def rand(rng, b, n):
     """Uniform int in [0, n) from game b's xorshift64* stream (its own, whatever the threads do)."""
     x = rng[b]
@@ -293,13 +295,13 @@ def seed_streams(rng, seed):
         rng[b] = x
 
 
-@leaf
+@helper
 def _wrap(x, n):
     """x mod n for n = 2 or 4 players (a power of two: kernel_supports): a mask, not a division."""
     return x & (n - 1)
 
 
-@leaf
+@helper
 def _governor(b, g, p, seat):
     """The governor of a seat's side: the dealer for his side, seat d+1 for the other (engine.governor)."""
     d = g[b, F_DEALER]
@@ -316,19 +318,19 @@ def _deal(b, g, p, hands, deck, start):
     g[b, F_DRAWN] = start + hs * n
 
 
-@leaf
+@helper
 def _to_turn(b, g, seat):
     g[b, F_TURN] = seat
     g[b, F_PHASE] = PH_TURN
 
 
-@leaf
+@helper
 def _in_play(b, g, n):
     """Seats playing this hand's tricks: all, or the two receivers once the put_4p passers sit out."""
     return 2 if g[b, F_SITOUT] else n
 
 
-@leaf
+@helper
 def _next_in_play(b, g, p, n, seat):
     """The next seat in play order that plays this hand (put_4p: the other receiver)."""
     if g[b, F_SITOUT]:
@@ -355,7 +357,7 @@ def _open_signal_round(b, g, p, sigq, first):
         g[b, F_SIGQ_LEN] = m
 
 
-@leaf
+@helper
 def _begin_play(b, g, p, sigq):
     if p[P_SIG_MODE] != 0 and g[b, F_SPECIAL] != IRON:
         _open_signal_round(b, g, p, sigq, g[b, F_LEADER])
@@ -415,7 +417,7 @@ def _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tl
     _after_deal(b, g, p, sigq)
 
 
-@leaf
+@helper
 def _new_episode(b, g, p, rng):
     """A new episode's dealer and starting score (its first hand is dealt next: _begin_hand)."""
     n = p[P_N]
@@ -437,7 +439,7 @@ def _new_episode(b, g, p, rng):
 
 
 # ---------------------------------------------------------------------------- scoring
-@leaf
+@helper
 def add_points(b, g, f_score, f_hand_points, f_game_over, f_winner, side, points, target):
     """``points`` to ``side`` in game b (its fields ``g[b, f_score + side]``, ``g[b, f_hand_points + side]``);
     the first side to reach the target wins the game (engine State._score). Both kernels' scoring."""
@@ -450,12 +452,12 @@ def add_points(b, g, f_score, f_hand_points, f_game_over, f_winner, side, points
         g[b, f_winner] = side
 
 
-@leaf
+@helper
 def _score(b, g, p, side, points):
     add_points(b, g, F_SCORE, F_HP, F_GAME_OVER, F_WINNER, side, points, p[P_TARGET])
 
 
-@leaf
+@helper
 def _value_for(b, g, p, ladder, side):
     """What the hand is worth to ``side`` now (hand_rules.hand_value on game b's fields)."""
     sp = g[b, F_SPECIAL]
@@ -463,7 +465,7 @@ def _value_for(b, g, p, ladder, side):
                        g[b, F_ALL_IN_ACCEPTED], p[P_TARGET] - g[b, F_SCORE + side])
 
 
-@leaf
+@helper
 def _decided(b, g, p, decided, twin, tlead, ntricks):
     """Winning side (-1 nobody) once no remaining trick can change it, else -2 (engine.possible_winners)."""
     hs = p[P_HS]
@@ -492,7 +494,7 @@ def _decided(b, g, p, decided, twin, tlead, ntricks):
 
 
 # ---------------------------------------------------------------------------- applying decisions
-@leaf
+@helper
 def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats, twin, tlead, seat, slot):
     n = p[P_N]
     card = hands[b, seat, slot]
@@ -548,7 +550,7 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
     return False
 
 
-@leaf
+@helper
 def _open_call(b, g, p, callq, kind, caller, level):
     n = p[P_N]
     g[b, F_CALL_KIND] = kind
@@ -571,7 +573,7 @@ def _open_call(b, g, p, callq, kind, caller, level):
     g[b, F_PHASE] = PH_ANSWER
 
 
-@leaf
+@helper
 def _close_call(b, g):
     g[b, F_CALL_KIND] = 0
     g[b, F_CALL_CALLER] = -1
@@ -580,7 +582,7 @@ def _close_call(b, g):
     g[b, F_PHASE] = PH_TURN
 
 
-@leaf
+@helper
 def _accept_call(b, g, kind, caller):
     if kind == K_RAISE:
         g[b, F_LEVEL] = g[b, F_CALL_LEVEL]
@@ -590,7 +592,7 @@ def _accept_call(b, g, kind, caller):
     g[b, F_LAST_RAISER] = caller % 2
 
 
-@leaf
+@helper
 def _envido_open(b, g, p):
     """Envido may still be called: first trick, no truco accepted, not settled (engine State._envido_open)."""
     return p[P_ENVIDO] and not g[b, F_ENV_DONE] and g[b, F_TRICKS] == 0 and g[b, F_LEVEL] == 0 \
@@ -705,7 +707,7 @@ def _flor_points(b, p, hands, played, seat):
     return pts
 
 
-@leaf
+@helper
 def _resume_calls(b, g):
     """After envido or flor points: the game may be over (True), else the truco question or the turn resumes."""
     if g[b, F_GAME_OVER]:
@@ -782,7 +784,7 @@ def _pass_card(b, g, p, sigq, hands, seat, a):
     g[b, F_PASSQ_POS] = pos
 
 
-@leaf
+@helper
 def actor_of(b, g, callq, sigq):
     ph = g[b, F_PHASE]
     if ph == PH_TURN:
@@ -804,7 +806,7 @@ def actor_of(b, g, callq, sigq):
     return -1
 
 
-@leaf
+@helper
 def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_hands, played,
            tcards, tseats, twin, tlead, deck):
     """Apply a legal decision; True when the hand ended."""
@@ -947,7 +949,7 @@ def _instructed_plays(b, g, p, hands, seat, mask):
                 mask[b, p[P_A_PLAY] + c] = 0
 
 
-@leaf
+@helper
 def _instruct_first(b, g, p, hands):
     """A governor's partner about to play with more than one card waits for his governor's instruction.
 
@@ -966,7 +968,7 @@ def _instruct_first(b, g, p, hands):
                 g[b, F_PHASE] = PH_INSTRUCT
 
 
-@leaf
+@helper
 def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
     mask[b, :] = 0
     seat = actor_of(b, g, callq, sigq)
@@ -1080,7 +1082,7 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
 
 
 # ---------------------------------------------------------------------------- observation
-@leaf
+@helper
 def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs):
     """The observation of the acting seat, exactly as ``observe.Encoder.encode`` writes it."""
     n, hs, D = p[P_N], p[P_HS], p[P_D]
@@ -1202,7 +1204,7 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
 
 
 # ---------------------------------------------------------------------------- the batched step
-@leaf
+@helper
 def _finish(b, g, p, rew):
     """Rewards of a hand that just ended; True when the episode is over."""
     n = p[P_N]
