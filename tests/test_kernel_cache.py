@@ -98,12 +98,13 @@ def test_a_read_only_install_compiles_once(tmp_path):
         p.chmod(0o555 if p.is_dir() else 0o444)
     code = ("from truc_env.vector import VectorEnv\nv = VectorEnv('le_truc', 8, seed=0)\nv.reset()\n"
             "v.step(v.random_actions())\nimport truc_env; print(truc_env.__file__)")
-    env = {"PYTHONPATH": str(site)}
+    env = {"PYTHONPATH": str(site), "TRUC_CACHE_DIR": str(tmp_path / "c")}
+    base = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}  # the cache under test is ours
     try:
-        cold = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900,
-                              env={**os.environ, **env, "TRUC_CACHE_DIR": str(tmp_path / "c")})
-        warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                              env={**os.environ, **env, "TRUC_CACHE_DIR": str(tmp_path / "c")})
+        cold = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, cwd=tmp_path,
+                              env={**base, **env})
+        warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                              env={**base, **env})
     finally:
         for p in [site, *site.rglob("*")]:
             p.chmod(0o755)
