@@ -78,6 +78,8 @@ def rate(row, seconds):
 def digests(steps, engines):
     out = {}
     for cname, (variant, options, B) in configs.items():
+        if " B=" in cname:  # a batch-size row: the same games as its variant's digest
+            continue
         h = hashlib.sha256()
         for reward, episode in (("points", "hand"), ("win", "game")):
             v = VectorEnv(variant, 64, seed=12345, threads=1, episode=episode, reward=reward,
@@ -144,7 +146,11 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=0.3, help="CPU-seconds per turn")
     ap.add_argument("--steps", type=int, default=10_000, help="VectorEnv steps per digest")
     ap.add_argument("--only", nargs="*", help="measure only the rows containing one of these words")
+    ap.add_argument("--sizes", nargs="*", type=int, default=[],
+                    help="also le_truc batched rows at these batch sizes (e.g. 64 1024 8192 65536)")
     args = ap.parse_args(argv)
+    for B in args.sizes:
+        CONFIGS[f"le_truc B={B}"] = ("le_truc", {}, B)
     trees = {"before": Tree(args.before), "after": Tree(args.after)}
     try:
         digests = {k: t.ask(task="digests", steps=args.steps, engines=ENGINE_VARIANTS) for k, t in trees.items()}

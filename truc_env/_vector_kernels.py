@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 from numba.core.cpu import CPUTargetOptions
 
-from . import hand_rules
+from . import _kernel_cache, hand_rules  # noqa: F401 (_kernel_cache: the cache's place, before any njit)
 from .hand_rules import ELEVEN, IRON
 
 # ---------------------------------------------------------------------------- parameters (p[P_*])
@@ -213,11 +213,20 @@ K_RAISE = 1
 K_ALL_IN = 2
 K_REDEAL = 3
 
-# The entry kernels run without numba's reference counting (``_nrt=False``, a numba target option): they
-# allocate nothing and only borrow the caller's arrays. With it, every array handed to an inlined helper
-# is an atomic incref/decref that numba's refcount pruning cannot remove from this control flow: 3/4 of a
-# step's time went there (measured with perf, numba 0.68). A numba without the option gets the slow path.
-NO_REFCOUNT = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
+# The kernels run without numba's reference counting (``_nrt=False``, a numba target option): they allocate
+# nothing and only borrow the caller's arrays. With it, every array handed to a helper is an atomic
+# incref/decref that numba's refcount pruning cannot remove from this control flow: 3/4 of a step's time went
+# there (measured with perf, numba 0.68). A numba without the option gets the slow path. numpy's error model:
+# no division in a kernel can be by zero, so none needs a check.
+NO_REFCOUNT = {"_nrt": False, "error_model": "numpy"} if hasattr(CPUTargetOptions, "_nrt") else {"error_model": "numpy"}
+# The helpers are numba functions of their own, typed one by one (numba's own inlining re-typed the growing
+# entry kernel at every call site: 236 CPU-s and 7.2 GB cold). ``helper``: LLVM inlines it (forceinline), so
+# that the step runs as one function. ``unit``: not inlined, for the branches only some variants take, so that
+# LLVM's work on the hot function stays small. Called from numba only (no Python or C wrappers), and not
+# cached on their own: the entry kernel's cache entry holds everything it links.
+INTERNAL = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True, **NO_REFCOUNT}
+helper = njit(forceinline=True, **INTERNAL)
+unit = njit(**INTERNAL)
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -231,7 +240,7 @@ _S32 = np.uint64(32)
 
 # ---------------------------------------------------------------------------- the shared decisions
 # hand_rules' plain functions compiled for the kernels: the engine calls the same functions
-_shared = njit(cache=True, inline="always")
+_shared = helper
 _next_seat = _shared(hand_rules.next_seat)
 _hand_value = _shared(hand_rules.hand_value)
 _wins_game = _shared(hand_rules.wins_game)
@@ -246,7 +255,7 @@ _trick_lead = _shared(hand_rules.trick_lead)
 _signal_audience = _shared(hand_rules.signal_audience)
 
 
-@njit(cache=True, inline="always")
+@helper
 def rand(rng, b, n):
     """Uniform int in [0, n) from game b's xorshift64* stream (its own, whatever the threads do)."""
     x = rng[b]
@@ -257,7 +266,7 @@ def rand(rng, b, n):
     return np.int64((((x * _STAR) >> _S32) * np.uint64(n)) >> _S32)  # multiply-shift: no division
 
 
-@njit(cache=True, inline="always")
+@helper
 def shuffle_deck(b, rng, deck, draws):
     """Game b's deck (``deck[b]``, deck indices) in a new order: Fisher-Yates from the top, as far as
     the hand can draw (``draws`` cards); the rest stays undrawn, in no order."""
@@ -286,13 +295,13 @@ def seed_streams(rng, seed):
         rng[b] = x
 
 
-@njit(cache=True, inline="always")
+@helper
 def _wrap(x, n):
     """x mod n for n = 2 or 4 players (a power of two: kernel_supports): a mask, not a division."""
     return x & (n - 1)
 
 
-@njit(cache=True, inline="always")
+@helper
 def _governor(b, g, p, seat):
     """The governor of a seat's side: the dealer for his side, seat d+1 for the other (engine.governor)."""
     d = g[b, F_DEALER]
@@ -300,7 +309,7 @@ def _governor(b, g, p, seat):
 
 
 # ---------------------------------------------------------------------------- hand set-up
-@njit(cache=True, inline="always")
+@helper
 def _deal(b, g, p, hands, deck, start):
     n, hs = p[P_N], p[P_HS]
     d = g[b, F_DEALER]
@@ -309,19 +318,19 @@ def _deal(b, g, p, hands, deck, start):
     g[b, F_DRAWN] = start + hs * n
 
 
-@njit(cache=True, inline="always")
+@helper
 def _to_turn(b, g, seat):
     g[b, F_TURN] = seat
     g[b, F_PHASE] = PH_TURN
 
 
-@njit(cache=True, inline="always")
+@helper
 def _in_play(b, g, n):
     """Seats playing this hand's tricks: all, or the two receivers once the put_4p passers sit out."""
     return 2 if g[b, F_SITOUT] else n
 
 
-@njit(cache=True, inline="always")
+@helper
 def _next_in_play(b, g, p, n, seat):
     """The next seat in play order that plays this hand (put_4p: the other receiver)."""
     if g[b, F_SITOUT]:
@@ -330,7 +339,7 @@ def _next_in_play(b, g, p, n, seat):
     return _wrap(seat + 1, n)
 
 
-@njit(cache=True, inline="always")
+@unit
 def _open_signal_round(b, g, p, sigq, first):
     n = p[P_N]
     for k in range(n):
@@ -348,7 +357,7 @@ def _open_signal_round(b, g, p, sigq, first):
         g[b, F_SIGQ_LEN] = m
 
 
-@njit(cache=True, inline="always")
+@helper
 def _begin_play(b, g, p, sigq):
     if p[P_SIG_MODE] != 0 and g[b, F_SPECIAL] != IRON:
         _open_signal_round(b, g, p, sigq, g[b, F_LEADER])
@@ -356,7 +365,7 @@ def _begin_play(b, g, p, sigq):
         _to_turn(b, g, g[b, F_LEADER])
 
 
-@njit(cache=True, inline="always")
+@unit
 def _after_deal(b, g, p, sigq):
     n = p[P_N]
     d = g[b, F_DEALER]
@@ -378,7 +387,7 @@ def _after_deal(b, g, p, sigq):
     _begin_play(b, g, p, sigq)
 
 
-@njit(cache=True, inline="always")
+@helper
 def _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq):
     n, hs = p[P_N], p[P_HS]
     for f in range(F_PHASE, N_FIELDS):
@@ -408,8 +417,9 @@ def _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tl
     _after_deal(b, g, p, sigq)
 
 
-@njit(cache=True, inline="always")
-def _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq):
+@helper
+def _new_episode(b, g, p, rng):
+    """A new episode's dealer and starting score (its first hand is dealt next: _begin_hand)."""
     n = p[P_N]
     dealer = p[P_DEALER]
     if dealer < 0:
@@ -426,11 +436,10 @@ def _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, t
     g[b, F_SCORE + 1] = s1
     g[b, F_START] = s0
     g[b, F_START + 1] = s1
-    _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
 
 
 # ---------------------------------------------------------------------------- scoring
-@njit(cache=True, inline="always")
+@helper
 def add_points(b, g, f_score, f_hand_points, f_game_over, f_winner, side, points, target):
     """``points`` to ``side`` in game b (its fields ``g[b, f_score + side]``, ``g[b, f_hand_points + side]``);
     the first side to reach the target wins the game (engine State._score). Both kernels' scoring."""
@@ -443,12 +452,12 @@ def add_points(b, g, f_score, f_hand_points, f_game_over, f_winner, side, points
         g[b, f_winner] = side
 
 
-@njit(cache=True, inline="always")
+@helper
 def _score(b, g, p, side, points):
     add_points(b, g, F_SCORE, F_HP, F_GAME_OVER, F_WINNER, side, points, p[P_TARGET])
 
 
-@njit(cache=True, inline="always")
+@helper
 def _value_for(b, g, p, ladder, side):
     """What the hand is worth to ``side`` now (hand_rules.hand_value on game b's fields)."""
     sp = g[b, F_SPECIAL]
@@ -456,7 +465,7 @@ def _value_for(b, g, p, ladder, side):
                        g[b, F_ALL_IN_ACCEPTED], p[P_TARGET] - g[b, F_SCORE + side])
 
 
-@njit(cache=True, inline="always")
+@helper
 def _decided(b, g, p, decided, twin, tlead, ntricks):
     """Winning side (-1 nobody) once no remaining trick can change it, else -2 (engine.possible_winners)."""
     hs = p[P_HS]
@@ -485,7 +494,7 @@ def _decided(b, g, p, decided, twin, tlead, ntricks):
 
 
 # ---------------------------------------------------------------------------- applying decisions
-@njit(cache=True, inline="always")
+@helper
 def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats, twin, tlead, seat, slot):
     n = p[P_N]
     card = hands[b, seat, slot]
@@ -541,7 +550,7 @@ def _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseat
     return False
 
 
-@njit(cache=True, inline="always")
+@helper
 def _open_call(b, g, p, callq, kind, caller, level):
     n = p[P_N]
     g[b, F_CALL_KIND] = kind
@@ -564,7 +573,7 @@ def _open_call(b, g, p, callq, kind, caller, level):
     g[b, F_PHASE] = PH_ANSWER
 
 
-@njit(cache=True, inline="always")
+@helper
 def _close_call(b, g):
     g[b, F_CALL_KIND] = 0
     g[b, F_CALL_CALLER] = -1
@@ -573,7 +582,7 @@ def _close_call(b, g):
     g[b, F_PHASE] = PH_TURN
 
 
-@njit(cache=True, inline="always")
+@helper
 def _accept_call(b, g, kind, caller):
     if kind == K_RAISE:
         g[b, F_LEVEL] = g[b, F_CALL_LEVEL]
@@ -583,14 +592,14 @@ def _accept_call(b, g, kind, caller):
     g[b, F_LAST_RAISER] = caller % 2
 
 
-@njit(cache=True, inline="always")
+@helper
 def _envido_open(b, g, p):
     """Envido may still be called: first trick, no truco accepted, not settled (engine State._envido_open)."""
     return p[P_ENVIDO] and not g[b, F_ENV_DONE] and g[b, F_TRICKS] == 0 and g[b, F_LEVEL] == 0 \
         and not g[b, F_FLOR_SEATS]
 
 
-@njit(cache=True, inline="always")
+@unit
 def _open_envido(b, g, p, seat, kind):
     """An envido call (or a raise of one): his opponents answer, in play order after him."""
     k = g[b, F_ENV_N]
@@ -603,7 +612,7 @@ def _open_envido(b, g, p, seat, kind):
     g[b, F_PHASE] = PH_ENVIDO
 
 
-@njit(cache=True, inline="always")
+@helper
 def _envido_value(b, g, p, calls):
     """Points of the first ``calls`` envido calls: 2 per envido, 3 per real envido; falta: the leader's lack."""
     v = 0
@@ -615,7 +624,7 @@ def _envido_value(b, g, p, calls):
     return v
 
 
-@njit(cache=True, inline="always")
+@helper
 def _envido_points(b, p, hands, played, seat):
     """20 + the two highest pips of two cards of one suit, else the highest pip (engine.envido_points)."""
     hs = p[P_HS]
@@ -633,7 +642,7 @@ def _envido_points(b, p, hands, played, seat):
     return best
 
 
-@njit(cache=True, inline="always")
+@unit
 def _answer_envido(b, g, p, hands, played, seat, a):
     """Accept, refuse or raise the envido; True when its points end the game (and so the hand)."""
     n = p[P_N]
@@ -663,7 +672,7 @@ def _answer_envido(b, g, p, hands, played, seat, a):
     return _resume_calls(b, g)
 
 
-@njit(cache=True, inline="always")
+@unit
 def _must_sing(b, g, p, hands, seat):
     """A flor holder whose side's flor is unsettled, before his card of the first trick (engine State._must_sing).
 
@@ -680,7 +689,7 @@ def _must_sing(b, g, p, hands, seat):
     return True
 
 
-@njit(cache=True, inline="always")
+@helper
 def _flor_points(b, p, hands, played, seat):
     """20 + the three pips of a flor dealt to the seat (engine.flor_points), or -1 without one."""
     if p[P_HS] != 3:
@@ -698,7 +707,7 @@ def _flor_points(b, p, hands, played, seat):
     return pts
 
 
-@njit(cache=True, inline="always")
+@helper
 def _resume_calls(b, g):
     """After envido or flor points: the game may be over (True), else the truco question or the turn resumes."""
     if g[b, F_GAME_OVER]:
@@ -707,7 +716,7 @@ def _resume_calls(b, g):
     return False
 
 
-@njit(cache=True, inline="always")
+@unit
 def _announce_flor(b, g, p, hands, seat):
     """A flor sung: 3 points, unless an opposing flor holder (the first after him) answers it."""
     n = p[P_N]
@@ -725,7 +734,7 @@ def _announce_flor(b, g, p, hands, seat):
     return _resume_calls(b, g)
 
 
-@njit(cache=True, inline="always")
+@unit
 def _answer_flor(b, g, p, hands, played, seat, a):
     """Con flor quiero: 4 to the better flor (ties nearer the mano); me achico: 3 to the flor sung."""
     n = p[P_N]
@@ -746,7 +755,7 @@ def _answer_flor(b, g, p, hands, played, seat, a):
     return _resume_calls(b, g)
 
 
-@njit(cache=True, inline="always")
+@unit
 def _pass_card(b, g, p, sigq, hands, seat, a):
     """put_4p: a give to the partner (d+1, then the dealer), then a discard (d+2, then d+3)."""
     n, hs, d = p[P_N], p[P_HS], g[b, F_DEALER]
@@ -775,7 +784,7 @@ def _pass_card(b, g, p, sigq, hands, seat, a):
     g[b, F_PASSQ_POS] = pos
 
 
-@njit(cache=True, inline="always")
+@helper
 def actor_of(b, g, callq, sigq):
     ph = g[b, F_PHASE]
     if ph == PH_TURN:
@@ -797,7 +806,7 @@ def actor_of(b, g, callq, sigq):
     return -1
 
 
-@njit(cache=True, inline="always")
+@helper
 def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_hands, played,
            tcards, tseats, twin, tlead, deck):
     """Apply a legal decision; True when the hand ended."""
@@ -805,21 +814,21 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
     ph = g[b, F_PHASE]
     seat = actor_of(b, g, callq, sigq)
     if ph == PH_TURN:
-        if p[P_A_PLAY] <= a < p[P_A_PLAY] + p[P_D]:
-            card = a - p[P_A_PLAY]
+        is_card = p[P_A_PLAY] <= a < p[P_A_PLAY] + p[P_D]
+        if is_card or (p[P_A_SLOT] >= 0 and p[P_A_SLOT] <= a < p[P_A_SLOT] + p[P_HS]):  # a card, or a blind slot
             g[b, F_PLAY_STARTED] = 1
-            for i in range(p[P_HS]):
-                if hands[b, seat, i] == card:
-                    return _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats,
-                                 twin, tlead, seat, i)
-            if hands[b, seat, p[P_HS]] == card:  # the card passed to him (put_4p)
-                return _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats,
-                             twin, tlead, seat, p[P_HS])
-        elif p[P_A_SLOT] >= 0 and p[P_A_SLOT] <= a < p[P_A_SLOT] + p[P_HS]:
-            g[b, F_PLAY_STARTED] = 1
+            slot = a - p[P_A_SLOT]
+            if is_card:  # the slot holding it; slot hs: the card passed to him (put_4p)
+                slot = -1
+                for i in range(p[P_HS] + 1):
+                    if hands[b, seat, i] == a - p[P_A_PLAY]:
+                        slot = i
+                        break
+                if slot < 0:
+                    return False
             return _play(b, g, p, ladder, strength, decided, sigq, hands, played, tcards, tseats,
-                         twin, tlead, seat, a - p[P_A_SLOT])
-        elif a == p[P_A_RAISE]:
+                         twin, tlead, seat, slot)  # one call site: inlined once
+        if a == p[P_A_RAISE]:
             g[b, F_PLAY_STARTED] = 1
             _open_call(b, g, p, callq, K_RAISE, seat, g[b, F_LEVEL] + 1)
         elif a == p[P_A_ALL_IN]:
@@ -912,7 +921,7 @@ def _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_
 
 
 # ---------------------------------------------------------------------------- legal actions
-@njit(cache=True, inline="always")
+@unit
 def _instructed_plays(b, g, p, hands, seat, mask):
     """Narrow the seat's plays to the instruction in force: high, low or a rank (engine State._playable)."""
     hs = p[P_HS]
@@ -940,7 +949,7 @@ def _instructed_plays(b, g, p, hands, seat, mask):
                 mask[b, p[P_A_PLAY] + c] = 0
 
 
-@njit(cache=True, inline="always")
+@helper
 def _instruct_first(b, g, p, hands):
     """A governor's partner about to play with more than one card waits for his governor's instruction.
 
@@ -959,7 +968,7 @@ def _instruct_first(b, g, p, hands):
                 g[b, F_PHASE] = PH_INSTRUCT
 
 
-@njit(cache=True, inline="always")
+@helper
 def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
     mask[b, :] = 0
     seat = actor_of(b, g, callq, sigq)
@@ -998,7 +1007,7 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
             if held == hs:
                 for k in range(3):
                     mask[b, p[P_A_ENVIDO] + k] = 1
-        if _must_sing(b, g, p, hands, seat):  # flor is compulsory: sing it (or fold) before anything else
+        if p[P_FLOR] and _must_sing(b, g, p, hands, seat):  # flor is compulsory: sing it (or fold) before anything else
             mask[b, :] = 0
             mask[b, p[P_A_FLOR]] = 1
             if p[P_FOLD]:
@@ -1012,7 +1021,7 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
         if g[b, F_CALL_KIND] == K_RAISE and g[b, F_CALL_LEVEL] == 1 and _envido_open(b, g, p):
             for k in range(3):  # envido goes first: the answer to the first truco may be an envido
                 mask[b, p[P_A_ENVIDO] + k] = 1
-        if _must_sing(b, g, p, hands, seat):  # flor is sung before answering a truco
+        if p[P_FLOR] and _must_sing(b, g, p, hands, seat):  # flor is sung before answering a truco
             mask[b, :] = 0
             mask[b, p[P_A_FLOR]] = 1
     elif ph == PH_ENVIDO:
@@ -1029,7 +1038,7 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
             mask[b, p[P_A_ENVIDO] + 2] = 1
         elif last == 1:
             mask[b, p[P_A_ENVIDO] + 2] = 1
-        if _must_sing(b, g, p, hands, seat):  # a flor holder never answers an envido
+        if p[P_FLOR] and _must_sing(b, g, p, hands, seat):  # a flor holder never answers an envido
             mask[b, :] = 0
             mask[b, p[P_A_FLOR]] = 1
     elif ph == PH_FLOR:
@@ -1073,7 +1082,7 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
 
 
 # ---------------------------------------------------------------------------- observation
-@njit(cache=True, inline="always")
+@helper
 def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs):
     """The observation of the acting seat, exactly as ``observe.Encoder.encode`` writes it."""
     n, hs, D = p[P_N], p[P_HS], p[P_D]
@@ -1195,7 +1204,7 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
 
 
 # ---------------------------------------------------------------------------- the batched step
-@njit(cache=True, inline="always")
+@helper
 def _finish(b, g, p, rew):
     """Rewards of a hand that just ended; True when the episode is over."""
     n = p[P_N]
@@ -1217,76 +1226,67 @@ def _finish(b, g, p, rew):
     return over
 
 
-@njit(cache=True, inline="always")
-def _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
-              old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out):
-    a = actions[b]
-    for s in range(rew.shape[1]):
-        rew[b, s] = 0.0
-    done[b] = False
-    if a >= 0:
-        if _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_hands, played,
-                  tcards, tseats, twin, tlead, deck):
-            if _finish(b, g, p, rew):
-                done[b] = True
-                _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
-            else:
-                g[b, F_DEALER] = _next_seat(g[b, F_DEALER], p[P_N])
-                _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
-        elif (p[P_ENVIDO] or p[P_FLOR]) and not p[P_REWARD_WIN]:  # reward="points": envido, flor when settled
-            d = g[b, F_HP] - g[b, F_PAID] - g[b, F_HP + 1] + g[b, F_PAID + 1]
-            for s in range(rew.shape[1]):
-                rew[b, s] = d if s % 2 == 0 else -d
-            g[b, F_PAID] = g[b, F_HP]
-            g[b, F_PAID + 1] = g[b, F_HP + 1]
-    _instruct_first(b, g, p, hands)
-    seat_out[b] = actor_of(b, g, callq, sigq)
-    if obs.shape[1] > 0:
-        write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
-    write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
-
-
 def _entry_kernels(rules_digest: int):
-    """The entry kernels that inline hand_rules' functions, with ``rules_digest`` in their cache key.
+    """The entry kernel, with ``rules_digest`` (of hand_rules.py, whose functions it compiles in) in its cache key.
 
     numba's cache checks only the stamp of the file that defines a cached function: an edit of
-    hand_rules.py alone would leave the old decisions in the cached kernels. It also hashes a closure's
-    cells into the cache key, so these kernels close over a digest of hand_rules.py's source.
+    hand_rules.py alone would leave the old decisions in the cached kernel. It also hashes a closure's
+    cells into the cache key, so the kernel closes over a digest of hand_rules.py's source.
+
+    One entry for the step and the reset: each entry links (and LLVM optimizes and emits) its own copy
+    of everything it calls, so a second one would double the compile.
     """
 
     @njit(cache=True, nogil=True, **NO_REFCOUNT)
-    def step_serial(actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
+    def step_serial(reset, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
                     old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out):
-        """One decision for every game with ``actions[b] >= 0`` (the others wait); auto-reset.
+        """One decision for every game with ``actions[b] >= 0`` (the others wait), scored, a finished hand
+        dealing the next (auto-reset); ``reset``: a new episode instead for the games with ``actions[b]`` 1.
+        Then every game's seat to act (a governor's instruction first), its observation and legal actions.
 
         Releases the GIL: :mod:`truc_env.vector` runs slices of the batch on several threads.
         """
         if rules_digest < 0:  # never (the digest is positive): the digest is a cell of this closure
             return
         for b in range(g.shape[0]):
-            _step_one(b, actions, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
-                      old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, rew, done, seat_out)
-
-    @njit(cache=True, **NO_REFCOUNT)
-    def reset_batch(which, g, p, ladder, strength, decided, manilha, sigtrue, rng, callq, sigq, sigs, hands,
-                    old_hands, played, tcards, tseats, twin, tlead, deck, obs, mask, seat_out):
-        """Start a new episode in every game with ``which[b]``; observe every game."""
-        if rules_digest < 0:  # never: as in step_serial
-            return
-        for b in range(g.shape[0]):
-            if which[b]:
-                _new_episode(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
+            a = actions[b]
+            for s in range(rew.shape[1]):
+                rew[b, s] = 0.0
+            done[b] = False
+            deal = False
+            if reset:
+                if a:
+                    _new_episode(b, g, p, rng)
+                    deal = True
+            elif a < 0:
+                pass
+            elif _apply(b, a, g, p, ladder, strength, decided, callq, sigq, sigs, hands, old_hands, played,
+                        tcards, tseats, twin, tlead, deck):
+                if _finish(b, g, p, rew):
+                    done[b] = True
+                    _new_episode(b, g, p, rng)
+                else:
+                    g[b, F_DEALER] = _next_seat(g[b, F_DEALER], p[P_N])
+                deal = True
+            elif (p[P_ENVIDO] or p[P_FLOR]) and not p[P_REWARD_WIN]:  # reward="points": envido, flor when settled
+                d = g[b, F_HP] - g[b, F_PAID] - g[b, F_HP + 1] + g[b, F_PAID + 1]
+                for s in range(rew.shape[1]):
+                    rew[b, s] = d if s % 2 == 0 else -d
+                g[b, F_PAID] = g[b, F_HP]
+                g[b, F_PAID + 1] = g[b, F_HP + 1]
+            if deal:  # one call site: inlined once
+                _begin_hand(b, g, p, rng, hands, old_hands, played, tcards, tseats, twin, tlead, deck, sigs, sigq)
             _instruct_first(b, g, p, hands)
             seat_out[b] = actor_of(b, g, callq, sigq)
             if obs.shape[1] > 0:
                 write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead, manilha, obs)
             write_mask(b, g, p, callq, sigq, hands, sigtrue, mask)
 
-    return step_serial, reset_batch
+    return step_serial
 
 
 SHARED_RULES_DIGEST = int(hashlib.sha256(Path(hand_rules.__file__).read_bytes()).hexdigest()[:15], 16)
-step_serial, reset_batch = _entry_kernels(SHARED_RULES_DIGEST)
+step_serial = _entry_kernels(SHARED_RULES_DIGEST)
 
 
 @njit(cache=True, nogil=True, **NO_REFCOUNT)

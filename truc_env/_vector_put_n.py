@@ -36,9 +36,19 @@ import numpy as np
 from numba import njit
 
 from . import _vector_kernels, hand_rules
-from ._vector_kernels import NO_REFCOUNT, add_points, first_illegal, rand, random_legal, seed_streams, shuffle_deck
+from ._vector_kernels import (
+    NO_REFCOUNT,
+    add_points,
+    first_illegal,
+    helper,
+    rand,
+    random_legal,
+    seed_streams,
+    shuffle_deck,
+    unit,
+)
 
-__all__ = ["first_illegal", "random_legal", "seed_streams", "step_serial", "reset_batch"]
+__all__ = ["first_illegal", "random_legal", "seed_streams", "step_serial"]
 
 MAX_PLAYERS = 6
 
@@ -110,7 +120,7 @@ PH_TURN = 0
 PH_ANSWER = 1
 
 # ---------------------------------------------------------------------------- the shared decisions
-_shared = njit(cache=True, inline="always")
+_shared = njit(**NO_REFCOUNT)
 _next_seat = _shared(hand_rules.next_seat)
 _hand_value = _shared(hand_rules.hand_value)
 _put_n_value = _shared(hand_rules.put_n_value)
@@ -119,7 +129,7 @@ _raise_budget = _shared(hand_rules.raise_budget)
 _trick_lead = _shared(hand_rules.trick_lead)
 
 
-@njit(cache=True, inline="always")
+@helper
 def _next_active(b, g, p, seat):
     """The next seat after ``seat`` in play order still in the hand (engine State.next_active)."""
     n = p[P_N]
@@ -131,14 +141,14 @@ def _next_active(b, g, p, seat):
     return -1
 
 
-@njit(cache=True, inline="always")
+@helper
 def _to_turn(b, g, seat):
     g[b, F_TURN] = seat
     g[b, F_PHASE] = PH_TURN
 
 
 # ---------------------------------------------------------------------------- hand set-up
-@njit(cache=True, inline="always")
+@unit
 def _begin_hand(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck):
     n, hs = p[P_N], p[P_HS]
     for f in range(F_PHASE, F_SCORE):
@@ -166,7 +176,7 @@ def _begin_hand(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck):
     _to_turn(b, g, mano)
 
 
-@njit(cache=True, inline="always")
+@unit
 def _new_episode(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck, paid):
     n = p[P_N]
     dealer = p[P_DEALER]
@@ -185,12 +195,12 @@ def _new_episode(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck,
 
 
 # ---------------------------------------------------------------------------- scoring
-@njit(cache=True, inline="always")
+@helper
 def _score(b, g, p, seat, points):
     add_points(b, g, F_SCORE, F_HP, F_GAME_OVER, F_WINNER, seat, points, p[P_TARGET])
 
 
-@njit(cache=True, inline="always")
+@helper
 def _value(b, g, p, seat):
     """What the hand is worth to its winner now (engine State._hand_value)."""
     if g[b, F_ACCEPTED]:
@@ -198,7 +208,7 @@ def _value(b, g, p, seat):
     return _hand_value(p[P_STAKE], False, False, 0, p[P_STAKE], False, p[P_TARGET] - g[b, F_SCORE + seat])
 
 
-@njit(cache=True, inline="always")
+@helper
 def _decided(b, g, p, decided, twin, ntricks):
     """The winning seat (-1 nobody) once no remaining trick can change it, else -2.
 
@@ -227,7 +237,7 @@ def _decided(b, g, p, decided, twin, ntricks):
     return holder if w == 0 else w
 
 
-@njit(cache=True, inline="always")
+@helper
 def _end_if_decided(b, g, p, decided, twin, ntricks):
     """Score the hand if no remaining trick can change its winner; True when it is over."""
     w = _decided(b, g, p, decided, twin, ntricks)
@@ -239,7 +249,7 @@ def _end_if_decided(b, g, p, decided, twin, ntricks):
 
 
 # ---------------------------------------------------------------------------- applying decisions
-@njit(cache=True, inline="always")
+@helper
 def _play(b, g, p, strength, decided, hands, played, tcards, tseats, twin, tlead, seat, card):
     for i in range(p[P_HS]):
         if hands[b, seat, i] == card:
@@ -273,7 +283,7 @@ def _play(b, g, p, strength, decided, hands, played, tcards, tseats, twin, tlead
     return False
 
 
-@njit(cache=True, inline="always")
+@helper
 def _settle(b, g, p, decided, tcards, tseats, twin):
     """Every other player has answered the put: the resigned are out (engine State._settle_put_n)."""
     caller = g[b, F_CALLER]
@@ -311,14 +321,14 @@ def _settle(b, g, p, decided, tcards, tseats, twin):
     return False
 
 
-@njit(cache=True, inline="always")
+@helper
 def actor_of(b, g, callq):
     if g[b, F_PHASE] == PH_ANSWER:
         return callq[b, g[b, F_CALLQ_POS]]
     return g[b, F_TURN]
 
 
-@njit(cache=True, inline="always")
+@helper
 def _apply(b, a, g, p, strength, decided, callq, hands, played, tcards, tseats, twin, tlead):
     """Apply a legal decision; True when the hand ended."""
     seat = actor_of(b, g, callq)
@@ -347,7 +357,7 @@ def _apply(b, a, g, p, strength, decided, callq, hands, played, tcards, tseats, 
 
 
 # ---------------------------------------------------------------------------- mask and observation
-@njit(cache=True, inline="always")
+@helper
 def write_mask(b, g, p, callq, hands, mask):
     mask[b, :] = 0
     if g[b, F_PHASE] == PH_ANSWER:
@@ -364,7 +374,7 @@ def write_mask(b, g, p, callq, hands, mask):
         mask[b, p[P_A_PUT]] = 1
 
 
-@njit(cache=True, inline="always")
+@helper
 def write_obs(b, g, p, callq, hands, played, twin, tlead, obs):
     """The observation of the acting seat, exactly as ``observe.Encoder.encode`` writes it."""
     n, hs, D = p[P_N], p[P_HS], p[P_D]
@@ -420,7 +430,7 @@ def write_obs(b, g, p, callq, hands, played, twin, tlead, obs):
 
 
 # ---------------------------------------------------------------------------- the batched step
-@njit(cache=True, inline="always")
+@helper
 def _finish(b, g, p, wins, paid, rew):
     """Rewards of a hand that just ended; True when the episode is over (engine.zero_sum, episode.win_rewards)."""
     n = p[P_N]
@@ -451,7 +461,7 @@ def _finish(b, g, p, wins, paid, rew):
     return over
 
 
-@njit(cache=True, inline="always")
+@helper
 def _observe(b, g, p, callq, hands, played, twin, tlead, obs, mask, seat_out):
     seat_out[b] = actor_of(b, g, callq)
     if obs.shape[1] > 0:
@@ -460,13 +470,15 @@ def _observe(b, g, p, callq, hands, played, twin, tlead, obs, mask, seat_out):
 
 
 def _entry_kernels(rules_digest: int):
-    """The entry kernels, with ``rules_digest`` (of hand_rules.py and of the main kernel module,
-    whose random stream and shuffle are inlined here) in their cache key, as in the main kernel."""
+    """The entry kernel, with ``rules_digest`` (of hand_rules.py and of the main kernel module, whose random
+    stream and shuffle are compiled in here) in its cache key; one entry for step and reset, as in the main
+    kernel."""
 
     @njit(cache=True, nogil=True, **NO_REFCOUNT)
-    def step_serial(actions, g, p, strength, decided, wins, rng, callq, hands, played, tcards, tseats, twin, tlead,
-                    deck, paid, obs, mask, rew, done, seat_out):
-        """One decision for every game with ``actions[b] >= 0`` (the others wait); auto-reset."""
+    def step_serial(reset, actions, g, p, strength, decided, wins, rng, callq, hands, played, tcards, tseats, twin,
+                    tlead, deck, paid, obs, mask, rew, done, seat_out):
+        """One decision for every game with ``actions[b] >= 0`` (the others wait); auto-reset. ``reset``: a
+        new episode instead for the games with ``actions[b]`` 1. Then every game is observed."""
         if rules_digest < 0:  # never (the digest is positive): the digest is a cell of this closure
             return
         for b in range(g.shape[0]):
@@ -474,7 +486,10 @@ def _entry_kernels(rules_digest: int):
             for s in range(rew.shape[1]):
                 rew[b, s] = 0.0
             done[b] = False
-            if a >= 0 and _apply(b, a, g, p, strength, decided, callq, hands, played, tcards, tseats, twin, tlead):
+            if reset:
+                if a:
+                    _new_episode(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck, paid)
+            elif a >= 0 and _apply(b, a, g, p, strength, decided, callq, hands, played, tcards, tseats, twin, tlead):
                 if _finish(b, g, p, wins, paid, rew):
                     done[b] = True
                     _new_episode(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck, paid)
@@ -483,20 +498,9 @@ def _entry_kernels(rules_digest: int):
                     _begin_hand(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck)
             _observe(b, g, p, callq, hands, played, twin, tlead, obs, mask, seat_out)
 
-    @njit(cache=True, **NO_REFCOUNT)
-    def reset_batch(which, g, p, strength, decided, wins, rng, callq, hands, played, tcards, tseats, twin, tlead,
-                    deck, paid, obs, mask, seat_out):
-        """Start a new episode in every game with ``which[b]``; observe every game."""
-        if rules_digest < 0:  # never: as in step_serial
-            return
-        for b in range(g.shape[0]):
-            if which[b]:
-                _new_episode(b, g, p, rng, hands, played, tcards, tseats, twin, tlead, deck, paid)
-            _observe(b, g, p, callq, hands, played, twin, tlead, obs, mask, seat_out)
-
-    return step_serial, reset_batch
+    return step_serial
 
 
 SHARED_RULES_DIGEST = int(hashlib.sha256(Path(hand_rules.__file__).read_bytes()
                                          + Path(_vector_kernels.__file__).read_bytes()).hexdigest()[:15], 16)
-step_serial, reset_batch = _entry_kernels(SHARED_RULES_DIGEST)
+step_serial = _entry_kernels(SHARED_RULES_DIGEST)

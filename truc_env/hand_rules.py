@@ -1,13 +1,13 @@
 """The hand's rule decisions that are one scalar function: plain Python on ints and bools.
 
 Both implementations of the hand call these: :mod:`truc_env.engine` directly, the numba kernel of
-the batched engine (:mod:`truc_env._vector_kernels`) through ``njit(inline="always")`` wrappers of
-the same functions. So a rule decided here is decided once; what the kernel still restates is listed
+the batched engine (:mod:`truc_env._vector_kernels`) through ``njit`` wrappers of the same
+functions (inlined by LLVM). So a rule decided here is decided once; what the kernel still restates is listed
 in docs/architecture.md (the batched engine's kernel) with the differential test that covers it.
 
 Constraints, so that numba compiles them as they are: arguments and results are ints or bools (no
 ``None``, no numpy objects, no State), no imports, no closures, and no calls to one another (numba
-inlines each function with this module's globals, where the others are plain Python): a caller
+compiles each function with this module's globals, where the others are plain Python): a caller
 composes them, e.g. passes ``raise_budget(...)`` to ``may_raise``. A count that has no limit is -1
 (``max_raises``), a seat that does not exist is -1.
 """

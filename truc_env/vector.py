@@ -112,6 +112,65 @@ def kernel_supports(rules: Rules) -> str | None:
     return None
 
 
+LOOP_GAME_BYTES = 20_000  # the loop backend's engine State, Episode and random Generator per game (measured: ~13 kB)
+
+
+def batch_bytes(rules: Rules, num_envs: int, backend: str, obs_size: int | None = None) -> int:
+    """The memory the per-game arrays of ``num_envs`` games take on a backend (``"numba"`` or ``"loop"``)."""
+    n, hs, D = rules.players, rules.hand_size, len(rules.deck)
+    enc = encoder_of(rules)
+    obs = enc.size if obs_size is None else obs_size
+    per = 4 * obs + layout_of(rules).size + 4 * n + 1 + 4  # the env's buffers: obs, mask, reward, done, seat
+    if backend == "loop":
+        return num_envs * (per + 4 * D + LOOP_GAME_BYTES)
+    if rules.put_n:
+        from . import _vector_put_n as K
+
+        per += 4 * n + 4 * n * hs + 8 * n  # callq, hands, paid
+    else:
+        from . import _vector_kernels as K
+
+        per += 8 + 4 * n + 16 * max(enc.signal_slots, 1) + 4 * n * (2 * hs + 1)  # callq, sigq, sigs, hands, old_hands
+    # g, both random streams, deck, random_actions' output, the reset's games, played, the trick under way, its
+    # winners and leaders
+    return num_envs * (per + 4 * K.N_FIELDS + 16 + 4 * D + 8 + 4 * n * hs + 8 * n + 8 * hs)
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still allocate: the system's available memory, within a container's limit
+    (cgroup v2); None where neither can be read."""
+    avail = None
+    try:
+        with open("/proc/meminfo") as f:
+            avail = next((int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")), None)
+    except OSError:
+        pass
+    if avail is None and hasattr(os, "sysconf"):
+        try:
+            avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError):
+            pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            limit = f.read().strip()
+        if limit != "max":
+            with open("/sys/fs/cgroup/memory.current") as f:
+                room = int(limit) - int(f.read())
+            avail = room if avail is None else min(avail, room)
+    except (OSError, ValueError):
+        pass
+    return avail
+
+
+def check_batch_memory(rules: Rules, num_envs: int, backend: str, obs_size: int) -> None:
+    """Refuse a batch whose arrays do not fit in the memory left, saying how much they would need."""
+    need, avail = batch_bytes(rules, num_envs, backend, obs_size), available_memory()
+    if avail is not None and need > avail:
+        raise TrucError(f"num_envs={num_envs:,} needs about {need / 2**30:,.1f} GiB for the {backend} backend's "
+                        f"arrays ({need // num_envs:,} bytes a game), but only {avail / 2**30:,.1f} GiB of memory "
+                        f"is available")
+
+
 class VectorEnv:
     """B games of one variant, stepped together; see the module docstring."""
 
@@ -154,6 +213,7 @@ class VectorEnv:
         self.backend = backend
         """``"numba"`` (the array kernel) or ``"loop"`` (engine.State objects): which one runs."""
         self.fallback_reason = why if backend == "loop" else None
+        check_batch_memory(r, num_envs, backend, self.obs_size)
         B = num_envs
         self._obs = np.zeros((B, self.obs_size), np.float32)
         self._mask = np.zeros((B, self.n_actions), np.int8)
@@ -407,8 +467,8 @@ def put_n_params(venv: VectorEnv) -> np.ndarray:
 
 class _ArrayImpl:
     """What the two numba kernels share: per-game random streams, slices of the batch on threads,
-    the step and reset entry points (``K.step_serial(actions, *state, obs, mask, rew, done, seat)``,
-    ``K.reset_batch(which, *state, obs, mask, seat)``). A subclass makes ``state`` (its ``_state()``)."""
+    the one entry point of step and reset (``K.step_serial(reset, actions, *state, obs, mask, rew, done, seat)``).
+    A subclass makes ``state`` (its ``_state()``)."""
 
     SHARED = ()  # indices into the step's arguments after the actions that every chunk shares (params, tables)
 
@@ -428,6 +488,8 @@ class _ArrayImpl:
         self.tseats = np.full((B, n), -1, np.int32)
         self.twin = np.full((B, hs), -2, np.int32)
         self.tlead = np.full((B, hs), -1, np.int32)
+        self._compiled = False  # _ready() has run
+        self._which = np.ones(B, np.int32)  # the games a reset starts anew (all)
 
     def _threads(self) -> None:
         venv, B = self.v, self.v.num_envs
@@ -451,14 +513,27 @@ class _ArrayImpl:
     def _state(self) -> tuple:
         raise NotImplementedError
 
+    def _ready(self) -> None:
+        """The kernels' machine code, before their first call: loaded from the cache, or compiled (announced)."""
+        if self._compiled:
+            return
+        from ._kernel_cache import ready
+
+        K, v, B = self.K, self.v, self.v.num_envs
+        ready([(K.seed_streams, (self.rng, 1)),
+               (K.step_serial, (False, self._which, *self._args)),
+               (K.random_legal, (v._mask, self.act_rng, self._rand_out, np.zeros(v.n_actions, np.int32))),
+               (K.first_illegal, (np.zeros(B, np.int32), v._mask))], what=v.rules.variant)
+        self._compiled = True
+
     def reset(self, seed):
+        self._ready()
         v = self.v
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
         self.K.seed_streams(self.rng, int(seed) & 0x7FFFFFFFFFFFFFFF)
         self.K.seed_streams(self.act_rng, (int(seed) + 0x5DEECE66D) & 0x7FFFFFFFFFFFFFFF)
-        which = np.ones(v.num_envs, np.bool_)
-        self.K.reset_batch(which, *self._state(), v._obs, v._mask, v._seat)
+        self.K.step_serial(True, self._which, *self._args)
         v._rew[:] = 0.0
         v._done[:] = False
 
@@ -491,16 +566,19 @@ class _ArrayImpl:
             raise errors[0]
 
     def step(self, actions):
+        self._ready()
         if self.pool is None:
-            self.K.step_serial(actions, *self._args)
+            self.K.step_serial(False, actions, *self._args)
         else:
-            self._on_threads(self.K.step_serial, [(actions[lo:hi], *part)
+            self._on_threads(self.K.step_serial, [(False, actions[lo:hi], *part)
                                                   for (lo, hi), part in zip(self.slices, self._parts)])
 
     def first_illegal(self, actions):
+        self._ready()
         return self.K.first_illegal(actions, self.v._mask)
 
     def random_actions(self, mask):
+        self._ready()
         out, rng = self._rand_out, self.act_rng
         legal = np.empty((len(self.slices), mask.shape[1]), np.int32)  # scratch: one row per chunk
         if self.pool is None or mask.shape[0] != len(out):
