@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 
 from truc_env.atomic import read_text
+from truc_env.checks import MAX_SEED
 from truc_env.errors import TrucError
-from truc_env.rules import MAX_SEED
 
 
 def cpu_cores() -> int:

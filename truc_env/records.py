@@ -17,9 +17,10 @@ import json
 import numpy as np
 
 from .atomic import atomic_write_text, read_text
+from .checks import check_seed
 from .engine import CHANCE, DEAL_DRAW, FIRST_DEALER, State
 from .errors import IllegalActionError, RecordError, TrucError
-from .rules import check_seed, make_rules
+from .rules import make_rules
 
 MAX_DEPTH = 32  # a record nests 4 levels deep; anything far deeper is not a record
 RESULT_KEYS = ("hand_points", "score", "game_over", "hand_over")

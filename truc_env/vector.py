@@ -58,9 +58,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .actions import layout_of
+from .checks import check_actions, check_memory, check_seed
 from .engine import State, envido_points, possible_winners
 from .episode import Dealer, Episode, side_rewards
-from .errors import IllegalActionError, TrucError
+from .errors import TrucError
 from .observe import CALL_KINDS, ENVIDO_CHAIN, ENVIDO_KINDS, ENVIDO_MAX_POINTS, FLOR_MIN_POINTS, encoder_of
 from .rules import VARIANTS, Rules, make_rules
 
@@ -125,8 +126,9 @@ class VectorEnv:
                 raise TrucError(f"{name}={value!r} is invalid; allowed: {', '.join(map(repr, allowed))}")
         self.rules = variant if isinstance(variant, Rules) else make_rules(variant, **options)
         r = self.rules
-        if not (isinstance(num_envs, int) and num_envs >= 1):
+        if isinstance(num_envs, bool) or not (isinstance(num_envs, int) and num_envs >= 1):
             raise TrucError(f"num_envs must be a positive integer, got {num_envs!r}")
+        seed = None if seed is None else check_seed(seed)
         if dealer is None:
             dealer = r.first_dealer
         if dealer != "random" and not (isinstance(dealer, int) and 0 <= dealer < r.players):
@@ -154,7 +156,9 @@ class VectorEnv:
         self.backend = backend
         """``"numba"`` (the array kernel) or ``"loop"`` (engine.State objects): which one runs."""
         self.fallback_reason = why if backend == "loop" else None
-        B = num_envs
+        B = num_envs  # per game: observation, mask, the kernel's int32 tables (a State object on the loop)
+        check_memory(B * (4 * self.obs_size + 2 * self.n_actions + 4 * 64 * (len(r.deck) + 16)
+                          + (16384 if backend == "loop" else 0)), f"VectorEnv(num_envs={B})", "lower num_envs")
         self._obs = np.zeros((B, self.obs_size), np.float32)
         self._mask = np.zeros((B, self.n_actions), np.int8)
         self._rew = np.zeros((B, r.players), np.float32)
@@ -169,6 +173,7 @@ class VectorEnv:
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None) -> VecReset:
         """Start a new episode in every game (``seed`` re-seeds the chance streams)."""
+        seed = None if seed is None else check_seed(seed)
         if seed is None:
             seed = self._seed
             self._seed = None if seed is None else seed + 1_000_003
@@ -177,12 +182,7 @@ class VectorEnv:
 
     def step(self, actions) -> VecStep:
         """One decision per game: ``actions[b]`` for game b (must be legal), or -1 to let it wait."""
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,):
-            raise TrucError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
-        if actions.dtype.kind not in "iu":  # 2.7 must not play action 2, nor True action 1
-            raise IllegalActionError(f"actions must be integer ids (an int array), got dtype {actions.dtype}")
-        actions = actions.astype(np.int32, copy=False)
+        actions = check_actions(actions, self.n_actions, self.num_envs)  # before the int32 cast: no wrap
         self._check(actions)
         self._impl.step(actions)
         return VecStep(self._obs, self._mask, self._rew, self._done, self._seat)
