@@ -85,6 +85,12 @@ def machine_memory() -> int:
         return 0
 
 
+def batch_bytes(num_envs: int, obs_size: int, n_actions: int, deck: int, loop: bool = False) -> int:
+    """The batched engine's memory for ``num_envs`` games, an upper estimate: per game its observation
+    (float32), mask and reward rows, the kernel's int32 tables (a ``State`` object on the loop)."""
+    return num_envs * (4 * obs_size + 2 * n_actions + 256 * (deck + 16) + (16384 if loop else 0))
+
+
 def check_memory(need: float, what: str, shrink: str) -> None:
     """Refuse, before allocating, a job whose estimated ``need`` (bytes) passes this machine's memory.
 

@@ -58,7 +58,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .actions import layout_of
-from .checks import check_actions, check_memory, check_seed
+from .checks import batch_bytes, check_actions, check_memory, check_seed
 from .engine import State, envido_points, possible_winners
 from .episode import Dealer, Episode, side_rewards
 from .errors import TrucError
@@ -156,9 +156,9 @@ class VectorEnv:
         self.backend = backend
         """``"numba"`` (the array kernel) or ``"loop"`` (engine.State objects): which one runs."""
         self.fallback_reason = why if backend == "loop" else None
-        B = num_envs  # per game: observation, mask, the kernel's int32 tables (a State object on the loop)
-        check_memory(B * (4 * self.obs_size + 2 * self.n_actions + 4 * 64 * (len(r.deck) + 16)
-                          + (16384 if backend == "loop" else 0)), f"VectorEnv(num_envs={B})", "lower num_envs")
+        B = num_envs
+        check_memory(batch_bytes(B, self.obs_size, self.n_actions, len(r.deck), backend == "loop"),
+                     f"VectorEnv(num_envs={B})", "lower num_envs")
         self._obs = np.zeros((B, self.obs_size), np.float32)
         self._mask = np.zeros((B, self.n_actions), np.int8)
         self._rew = np.zeros((B, r.players), np.float32)
