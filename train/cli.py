@@ -402,11 +402,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--fps", type=flags.number(0, 100, above=True), default=1.5, help="frames per second of the animation")
     rp.set_defaults(func=cmd_replay, check=check_replay)
     d = sub.add_parser("demo", help="play a game between random players, rendering the first hands")
-    add_config_arguments(d, "configs/demo.yaml", shortcuts=(("seed", int),))
+    add_config_arguments(d, "configs/demo.yaml", shortcuts=(("seed", flags.seed),))
     d.set_defaults(func=cmd_demo, check=check_config(demo_config))
     a = sub.add_parser("arena", help="run a tournament between agents and write its report")
-    add_config_arguments(a, "configs/arena.yaml", shortcuts=(("out", str), ("workers", int), ("backend", str),
-                                                           ("deals", int), ("seed", int)))
+    add_config_arguments(a, "configs/arena.yaml", shortcuts=(("out", flags.output_folder),
+                                                           ("workers", flags.integer(1, 4096)), ("backend", str),
+                                                           ("deals", flags.integer(1, 10**9)), ("seed", flags.seed)))
     a.add_argument("--resume", action="store_true", help="continue an interrupted tournament in the same 'out'")
     add_force(a)
     a.set_defaults(func=cmd_arena, check=check_config(arena_config))
