@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -91,6 +92,20 @@ class CFRConfig:
     """MCCFR agent: drop actions below this fraction of the most likely one's probability (1: purify)"""
     exclude: list = field(default_factory=list)
     """MCCFR agent: abstract actions it never takes while another is legal (e.g. allin: no mon reste call)"""
+
+    def validate(self) -> None:
+        """A setting that would not apply is refused, saying why, rather than silently ignored."""
+        mccfr = self.algorithm in ("es_mccfr", "os_mccfr")
+        for name in ("exclude", "threshold"):
+            if getattr(self, name) and not mccfr:
+                raise TrucError(f"setting {name} is for the MCCFR agent (algorithm es_mccfr or os_mccfr); "
+                                f"the {self.algorithm} strategy would ignore it")
+        if self.continuation:
+            if mccfr:
+                raise TrucError("setting continuation is for the exact solver with a redeal, not MCCFR")
+            if not make_rules(self.variant, **self.options).redeal:
+                raise TrucError("setting continuation is the hand after an accepted redeal, and these rules have "
+                                "no redeal (options.redeal is false): it would be ignored")
 
 
 # the exact solver's algorithms, then MCCFR's (kept equal to theirs by tests/test_config.py; importing
@@ -174,11 +189,12 @@ def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool,
     log(f"[{part}] public tree: {tree.size()} built in {time.time() - t0:.1f}s")
     solver = PublicTreeSolver(tree, cfg.algorithm, cfg.alpha, cfg.beta, cfg.gamma, redeal_value, cfg.dtype,
                               cfg.mmd_step, cfg.mmd_magnet, cfg.mmd_magnet_end, cfg.iterations)
-    ckpt = os.path.join(cfg.out, f"checkpoint_{part}.npz")
+    ckpt, curve_csv = os.path.join(cfg.out, f"checkpoint_{part}.npz"), os.path.join(cfg.out, "curve.csv")
     if resume and os.path.exists(ckpt):
         _resume(ckpt, lambda: _load_npz_state(solver, ckpt))
-        rows[:] = [r for r in rows if not (r["part"] == part and r["iteration"] > solver.iteration)]
         log(f"[{part}] resumed at iteration {solver.iteration}")
+    # the curve is written before each checkpoint: its rows past the checkpoint are played again
+    rows[:] = [r for r in rows if not (r["part"] == part and r["iteration"] > solver.iteration)]
     bar = tqdm(total=cfg.iterations, initial=solver.iteration, desc=f"cfr {part}", unit="it")
     last = None
     while solver.iteration < cfg.iterations and time.time() < deadline:
@@ -192,10 +208,12 @@ def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool,
                      "exploitability": last, "value": ev["value"], "br0": ev["br0"], "br1": ev["br1"]})
         bar.set_postfix(expl=f"{last:.4f}")
         if solver.iteration % cfg.checkpoint_every < step or solver.iteration >= cfg.iterations:
+            _write_curve(cfg, curve_csv, rows, [])  # every row so far survives a kill -9 (--resume keeps them)
             _atomic_savez(ckpt, **solver.state_dict())
         if cfg.target_exploitability and last <= cfg.target_exploitability:
             break
     bar.close()
+    _write_curve(cfg, curve_csv, rows, [])
     _atomic_savez(ckpt, **solver.state_dict())
     return tree, solver
 
@@ -284,15 +302,25 @@ _CURVE_FIELDS = ["part", "iteration", "seconds", "cpu_seconds", "elapsed", "expl
 
 
 def _read_curve(path: str) -> list[dict]:
+    """The curve rows a resumed solve keeps. A foreign file is refused; a damaged row (bad bytes, a torn
+    line) ends the rows kept there, as a torn line does: those past the checkpoint are played again."""
     if not os.path.exists(path):
         return []
-    try:
-        with open(path) as f:
-            rows = [{k: (v if k == "part" else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
-        for r in rows:
-            r["iteration"] = int(r["iteration"])
-    except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
-        raise TrucError(f"--resume: {path} is not this solve's curve ({e}); delete it or use another 'out'") from None
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames is not None and reader.fieldnames != _CURVE_FIELDS:
+            raise TrucError(f"--resume: {path} is not this solve's curve (columns {reader.fieldnames[:12]}); "
+                            "delete it or use another 'out'")
+        rows = []
+        for r in reader:
+            try:
+                row = {k: (r[k] if k == "part" else float(r[k])) for k in _CURVE_FIELDS}
+                row["iteration"] = int(r["iteration"])
+            except (ValueError, TypeError, KeyError):
+                break
+            if None in r or not all(math.isfinite(row[k]) for k in _CURVE_FIELDS if k != "part"):
+                break
+            rows.append(row)
     return rows
 
 
