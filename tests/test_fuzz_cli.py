@@ -219,3 +219,59 @@ def test_the_base_commands_pass_their_checks(places, capsys, monkeypatch):
         if path == ("analyze", "signals"):
             argv += ["--variant", "le_truc_4p", "--team", "random"]
         assert assert_clear(argv, capsys) == 0, argv
+
+
+# ---------------------------------------------------------------------- the cases of issue 31, by name
+def _issue_cases(tmp, make: bool = True):
+    if make:
+        (tmp / "a_file").write_text("x")
+        (tmp / "a_folder").mkdir(exist_ok=True)
+    ex = ["exploitability", "--agent", "random"]
+    sig = ["analyze", "signals", "--variant", "le_truc_4p", "--team", "random"]
+    return {
+        "exploitability --suits 0": ([*ex, "--suits", "0"], "--suits"),
+        "exploitability --suits -3": ([*ex, "--suits", "-3"], "--suits"),
+        "exploitability --first-hands 0": ([*ex, "--first-hands", "0"], "--first-hands"),
+        "exploitability --check-hands -5": ([*ex, "--check-hands", "-5"], "--check-hands"),
+        "exploitability --seed -1": ([*ex, "--seed", "-1"], "not a seed"),
+        "exploitability --cache-dir a file": ([*ex, "--cache-dir", str(tmp / "a_file")], "is a file, not a folder"),
+        "exploitability --out a folder": ([*ex, "--out", str(tmp / "a_folder")], "is a folder"),
+        "exploitability --out under a file": ([*ex, "--out", str(tmp / "a_file" / "x.json")], "is a file, not a folder"),
+        "exploitability --options 4 players": ([*ex, "--options", '{"players": 4}'], "le_truc"),
+        "analyze signals --deals 0": ([*sig, "--deals", "0"], "--deals"),
+        "analyze signals --deals -1": ([*sig, "--deals", "-1"], "--deals"),
+        "analyze signals --samples 0": ([*sig, "--samples", "0"], "--samples"),
+        "analyze signals --influence -1": ([*sig, "--influence", "-1"], "--influence"),
+        "analyze signals --out a file": ([*sig, "--out", str(tmp / "a_file")], "is a file, not a folder"),
+        "analyze style --seed -1": (["analyze", "style", "--agent", "random", "--seed", "-1"], "not a seed"),
+        "analyze bound --deals 0": (["analyze", "bound", "--deals", "0"], "--deals"),
+        "play --seed -1": (["play", "--seed", "-1"], "not a seed"),
+        "bench --threads 0": (["bench", "--threads", "0"], "--threads"),
+        "bench --seconds nan": (["bench", "--seconds", "nan"], "--seconds"),
+        "bench --sizes too big": (["bench", "--sizes", str(10**12)], "give smaller --sizes"),
+        "replay --fps 0": (["replay", str(tmp / "a_file"), "--fps", "0"], "--fps"),
+        "train cfr --config /dev/zero": (["train", "cfr", "--config", "/dev/zero"], "not a regular file"),
+        "arena --out a file": (["arena", "--out", str(tmp / "a_file")], "is a file, not a folder"),
+    }
+
+
+ISSUE_NAMES = list(_issue_cases(Path("/nonexistent"), make=False))
+
+
+@pytest.mark.parametrize("name", ISSUE_NAMES)
+def test_each_bad_flag_of_the_issue_ends_in_one_line_before_any_work(name, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv, match = _issue_cases(tmp_path)[name]
+    capsys.readouterr()
+    with alarm(CASE_SECONDS):
+        rc = cli.main(argv)  # run=True: refused before the work, or this would run (and time out)
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and err.startswith("truc: error: "), err
+    assert match in err, err
+
+
+def test_a_missing_parent_of_out_is_made_not_refused(tmp_path):
+    out = tmp_path / "new" / "deeper" / "x.json"
+    assert cli.main(["exploitability", "--agent", "random", "--out", str(out)], run=False) == 0
+    assert cli.main(["arena", "--out", str(tmp_path / "new" / "arena")], run=False) == 0
+    assert not (tmp_path / "new").exists()  # a check writes nothing

@@ -506,11 +506,14 @@ def disk_full(e: BaseException, args) -> str | None:
     import errno
 
     full = isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
-    # torch's zip writer reports a failed write as a RuntimeError without the errno
-    full = full or (isinstance(e, RuntimeError) and "PytorchStreamWriter failed writing" in str(e))
+    # torch's zip writer reports a failed write as a RuntimeError without the errno ("PytorchStreamWriter
+    # failed writing file", or "[enforce fail at inline_container.cc] unexpected pos" on a size limit)
+    full = full or (isinstance(e, RuntimeError) and ("PytorchStreamWriter" in str(e) or "inline_container" in str(e)))
     if not full:
         return None
-    what = "the file-size limit was reached" if getattr(e, "errno", None) == errno.EFBIG else "the disk is full"
+    what = {errno.EFBIG: "the file-size limit was reached", errno.ENOSPC: "the disk is full",
+            errno.EDQUOT: "the disk quota is used up"}.get(getattr(e, "errno", None),
+                                                        "a write failed (the disk is full or a file-size limit was reached)")
     where = f" writing {e.filename}" if getattr(e, "filename", None) else ""
     again = ("free some space and run the same command with --resume to continue from the last checkpoint"
              if hasattr(args, "resume") else "free some space and run the same command again")
