@@ -175,12 +175,9 @@ def check_exploitability(args) -> None:
 
 
 def check_signals(args) -> None:
-    from train.signals_cli import _intercepts
-    from truc_env.rules import make_rules
+    from train.signals_cli import check
 
-    _intercepts(args.sweep)
-    if args.variant:
-        make_rules(args.variant, **parse_options(args.options))
+    check(args)
 
 
 def check_bound(args) -> None:

@@ -57,6 +57,13 @@ def _intercepts(text: str) -> tuple[float, ...]:
     return values
 
 
+def check(args) -> None:
+    """What ``truc analyze signals`` checks before any work: the sweep, the variant and its options."""
+    _intercepts(args.sweep)
+    if args.variant:
+        make_rules(args.variant, **parse_options(args.options))
+
+
 def run_cli(args) -> None:
     """``truc analyze signals``."""
     if args.config:
