@@ -168,6 +168,31 @@ def test_arena_on_a_full_disk_ends_in_one_line_and_resumes(tmp_path):
     assert (out / "summary.json").read_text() == (fresh / "summary.json").read_text()
 
 
+def test_train_cfr_on_a_full_disk_ends_in_one_line_and_resumes(tmp_path):
+    cfg = _cfr_config(tmp_path, "cut")
+    proc = _truc(["train", "cfr", "--config", str(cfg)], limit_bytes=1500)
+    assert proc.returncode == 2, proc.stderr
+    assert "file-size limit was reached" in _one_error_line(proc.stderr)
+    assert not list((tmp_path / "cut").glob("*.tmp")) and not list((tmp_path / "cut").glob(".*.tmp"))
+    assert _truc(["train", "cfr", "--config", str(cfg), "--resume"]).returncode == 0
+    assert _truc(["train", "cfr", "--config", str(_cfr_config(tmp_path, "whole"))]).returncode == 0
+    assert _curve(tmp_path / "cut/curve.csv") == _curve(tmp_path / "whole/curve.csv")
+
+
+def test_train_ppo_on_a_full_disk_ends_in_one_line(tmp_path):
+    pytest.importorskip("torch")
+    sets = [f"out_dir={tmp_path}", "total_steps=512", "steps_per_update=256", "num_envs=8", "eval_every=100",
+            "eval_episodes=10", "checkpoint_every=1", "plot=false", "progress=false", "time_limit_minutes=2"]
+    argv = ["train", "ppo", "--config", str(ROOT / "configs/ppo_le_truc.yaml")]
+    for kv in sets:
+        argv += ["--set", kv]
+    proc = _truc(argv, limit_bytes=20_000)  # the first checkpoint is larger: torch's zip writer fails
+    assert proc.returncode == 2, proc.stderr
+    line = _one_error_line(proc.stderr)
+    assert "file-size limit" in line and "--resume" in line
+    assert not list((tmp_path / "ppo_le_truc").glob("*.pt*"))  # no half-written checkpoint is left
+
+
 def test_a_torch_checkpoint_on_a_full_disk_is_one_line(tmp_path):
     pytest.importorskip("torch")
     code = ("import resource, torch\nresource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))\n"
@@ -316,3 +341,11 @@ def test_analyze_bound_default_team_is_found_outside_a_checkout(tmp_path, monkey
     spec = committed(LE_TRUC_TEAM)
     assert spec.startswith("ppo:/") and os.path.exists(spec[4:])
     assert committed("ppo:mine.pt") == "ppo:mine.pt"  # the user's own files stay as given
+
+
+def test_exploitability_quiet_still_prints_the_final_figure(capsys):
+    options = json.dumps(TINY)
+    assert cli.main(["exploitability", "--agent", "random", "--options", options, "--quiet", "--no-cache"]) == 0
+    captured = capsys.readouterr()
+    assert "exploitability 3.0398 points per hand" in captured.out
+    assert "policy:" not in captured.err  # no progress bar

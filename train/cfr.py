@@ -195,24 +195,24 @@ def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool,
         log(f"[{part}] resumed at iteration {solver.iteration}")
     # the curve is written before each checkpoint: its rows past the checkpoint are played again
     rows[:] = [r for r in rows if not (r["part"] == part and r["iteration"] > solver.iteration)]
-    bar = tqdm(total=cfg.iterations, initial=solver.iteration, desc=f"cfr {part}", unit="it")
-    last = None
-    while solver.iteration < cfg.iterations and time.time() < deadline:
-        step = min(cfg.eval_every - solver.iteration % cfg.eval_every, cfg.iterations - solver.iteration)
-        solver.iterate(step)
-        bar.update(step)
-        ev = solver.evaluate()
-        last = ev["exploitability"]
-        rows.append({"part": part, "iteration": solver.iteration, "seconds": round(solver.seconds, 2),
-                     "cpu_seconds": round(solver.cpu_seconds, 2), "elapsed": round(time.time() - t0, 2),
-                     "exploitability": last, "value": ev["value"], "br0": ev["br0"], "br1": ev["br1"]})
-        bar.set_postfix(expl=f"{last:.4f}")
-        if solver.iteration % cfg.checkpoint_every < step or solver.iteration >= cfg.iterations:
-            _write_curve(cfg, curve_csv, rows, [])  # every row so far survives a kill -9 (--resume keeps them)
-            _atomic_savez(ckpt, **solver.state_dict())
-        if cfg.target_exploitability and last <= cfg.target_exploitability:
-            break
-    bar.close()
+    # a with-block: the bar is closed on an error too, so the error gets a line of its own
+    with tqdm(total=cfg.iterations, initial=solver.iteration, desc=f"cfr {part}", unit="it") as bar:
+        last = None
+        while solver.iteration < cfg.iterations and time.time() < deadline:
+            step = min(cfg.eval_every - solver.iteration % cfg.eval_every, cfg.iterations - solver.iteration)
+            solver.iterate(step)
+            bar.update(step)
+            ev = solver.evaluate()
+            last = ev["exploitability"]
+            rows.append({"part": part, "iteration": solver.iteration, "seconds": round(solver.seconds, 2),
+                         "cpu_seconds": round(solver.cpu_seconds, 2), "elapsed": round(time.time() - t0, 2),
+                         "exploitability": last, "value": ev["value"], "br0": ev["br0"], "br1": ev["br1"]})
+            bar.set_postfix(expl=f"{last:.4f}")
+            if solver.iteration % cfg.checkpoint_every < step or solver.iteration >= cfg.iterations:
+                _write_curve(cfg, curve_csv, rows, [])  # every row so far survives a kill -9 (--resume keeps them)
+                _atomic_savez(ckpt, **solver.state_dict())
+            if cfg.target_exploitability and last <= cfg.target_exploitability:
+                break
     _write_curve(cfg, curve_csv, rows, [])
     _atomic_savez(ckpt, **solver.state_dict())
     return tree, solver
@@ -445,22 +445,22 @@ def run_mccfr(cfg: CFRConfig, rules, resume: bool, deadline: float, log=print) -
                 rows = [r for r in csv.DictReader(f) if int(r["iteration"]) <= solver.iteration]
         log(f"resumed at iteration {solver.iteration} ({len(solver.table)} information sets)")
     step = max(1, min(cfg.checkpoint_every, 100))
-    bar = tqdm(total=cfg.iterations, initial=solver.iteration, desc=cfg.algorithm, unit="it")
-    last_ckpt = solver.iteration
-    while solver.iteration < cfg.iterations and time.time() < deadline and not (
-            cfg.cpu_limit and solver.cpu_seconds >= cfg.cpu_limit):
-        n = min(step, cfg.iterations - solver.iteration)
-        solver.iterate(n)
-        bar.update(n)
-        bar.set_postfix(infosets=len(solver.table), cpu=f"{solver.cpu_seconds:.0f}s")
-        if solver.iteration - last_ckpt >= cfg.checkpoint_every:
-            rows.append({"iteration": solver.iteration, "cpu_seconds": round(solver.cpu_seconds, 2),
-                         "elapsed": round(time.time() - start, 2), "infosets": len(solver.table),
-                         "nodes": solver.nodes})
-            solver.save_checkpoint(ckpt)
-            _write_rows(curve_csv, rows)
-            last_ckpt = solver.iteration
-    bar.close()
+    # a with-block: the bar is closed on an error too, so the error gets a line of its own
+    with tqdm(total=cfg.iterations, initial=solver.iteration, desc=cfg.algorithm, unit="it") as bar:
+        last_ckpt = solver.iteration
+        while solver.iteration < cfg.iterations and time.time() < deadline and not (
+                cfg.cpu_limit and solver.cpu_seconds >= cfg.cpu_limit):
+            n = min(step, cfg.iterations - solver.iteration)
+            solver.iterate(n)
+            bar.update(n)
+            bar.set_postfix(infosets=len(solver.table), cpu=f"{solver.cpu_seconds:.0f}s")
+            if solver.iteration - last_ckpt >= cfg.checkpoint_every:
+                rows.append({"iteration": solver.iteration, "cpu_seconds": round(solver.cpu_seconds, 2),
+                             "elapsed": round(time.time() - start, 2), "infosets": len(solver.table),
+                             "nodes": solver.nodes})
+                solver.save_checkpoint(ckpt)
+                _write_rows(curve_csv, rows)
+                last_ckpt = solver.iteration
     if not rows or int(rows[-1]["iteration"]) != solver.iteration:
         rows.append({"iteration": solver.iteration, "cpu_seconds": round(solver.cpu_seconds, 2),
                      "elapsed": round(time.time() - start, 2), "infosets": len(solver.table),
