@@ -349,3 +349,8 @@ def test_exploitability_quiet_still_prints_the_final_figure(capsys):
     captured = capsys.readouterr()
     assert "exploitability 3.0398 points per hand" in captured.out
     assert "policy:" not in captured.err  # no progress bar
+
+
+def test_duplicate_keys_in_options_json_are_refused(capsys):
+    assert cli.main(["rules", "le_truc", "--options", '{"ranks": 3, "ranks": 4}']) == 2
+    assert "the key 'ranks' is given twice" in capsys.readouterr().err
