@@ -354,3 +354,18 @@ def test_exploitability_quiet_still_prints_the_final_figure(capsys):
 def test_duplicate_keys_in_options_json_are_refused(capsys):
     assert cli.main(["rules", "le_truc", "--options", '{"ranks": 3, "ranks": 4}']) == 2
     assert "the key 'ranks' is given twice" in capsys.readouterr().err
+
+
+def test_an_exact_solve_past_the_machines_memory_is_refused_with_the_figure(tmp_path, monkeypatch):
+    from agents.cfr.tree import build_tree
+    from train.bench.tree_sizes import solver_bytes as counted
+    from train.cfr import main, solver_bytes
+    from truc_env import checks
+    from truc_env.rules import make_rules
+
+    tree = build_tree(make_rules("le_truc", **{**TINY, "ranks": 4, "hand_size": 2}))
+    assert solver_bytes(tree) == counted(tree)["bytes"]  # the numpy count is the bench's exact count
+    monkeypatch.setattr(checks, "machine_memory", lambda: 1000)  # a machine of 1000 bytes
+    with pytest.raises(TrucError, match=r"solving the main tree .* needs about [\d.,]+ (bytes|MiB|GiB).*options ranks"):
+        main(str(_cfr_config(tmp_path, "big")))
+    assert not (tmp_path / "big" / "checkpoint_main.npz").exists()

@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from truc_env.atomic import atomic_open, atomic_write_text
+from truc_env.checks import check_memory
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
@@ -130,6 +131,30 @@ def load_config(path: str, overrides=()) -> CFRConfig:
     return config.load(CFRConfig, path, overrides)
 
 
+def solver_bytes(tree, slot_bytes: int = 4) -> int:
+    """What ``PublicTreeSolver`` allocates on top of the tree, counted before it does (the layout, the
+    regret / strategy-sum / policy slots, reach and values; edge-sized temporaries left out): the
+    numpy form of ``train.bench.tree_sizes.solver_bytes``."""
+    sizes = np.diff(tree.hs_off).astype(np.int64)
+    n = tree.n_nodes
+    E = int(tree.act_start[n])
+    actor, hs = np.asarray(tree.actor[:n]), np.asarray(tree.hs[:n])
+    q = np.minimum(actor, 1)
+    own = np.where(actor <= 1, sizes[hs[np.arange(n), q]], 0)
+    hits = np.concatenate([[0], np.cumsum(np.asarray(tree.tr_pos) >= 0)])
+    can = hits[tree.tr_off[1:]] - hits[tree.tr_off[:-1]]  # per transition: the hands that can make the play
+    node = np.repeat(np.arange(n), np.diff(tree.act_start[:n + 1]))
+    trans, kind, child = tree.trans[:E], tree.kind[:E], tree.child[:E]
+    slots = int(np.where(trans < 0, own[node], can[np.maximum(trans, 0)] if len(can) else 0).sum())
+    move = kind == 0
+    reach = int(sizes[hs[0, 0]] + sizes[hs[0, 1]] + sizes[hs[child[move], q[node[move]]]].sum())
+    values = int(max(sizes[hs[:, 0]].sum(), sizes[hs[:, 1]].sum()))
+    isets = int(own.sum())
+    trans1 = 0 if getattr(tree, "trans1", None) is not None else 8 * tree.n_actions
+    return (8 * (n + 1) + 8 * (isets + 1) + slots + 16 * n + 16 * (n + 1) + 3 * slot_bytes * slots
+            + 8 * reach + 8 * values + trans1)
+
+
 def _load_npz_state(solver, path: str) -> None:
     with np.load(path, allow_pickle=False) as z:
         solver.load_state_dict({k: z[k] for k in z.files})
@@ -187,6 +212,8 @@ def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool,
     t0 = time.time()
     tree = build_tree(rules, dealer=cfg.dealer, score=tuple(cfg.score), abstraction=cfg.abstraction, vira=vira)
     log(f"[{part}] public tree: {tree.size()} built in {time.time() - t0:.1f}s")
+    check_memory(solver_bytes(tree, 4 if cfg.dtype == "float32" else 8), f"solving the {part} tree ({tree.size()})",
+                 "solve a smaller game (options ranks, hand_size or max_raises), or set dtype: float32")
     solver = PublicTreeSolver(tree, cfg.algorithm, cfg.alpha, cfg.beta, cfg.gamma, redeal_value, cfg.dtype,
                               cfg.mmd_step, cfg.mmd_magnet, cfg.mmd_magnet_end, cfg.iterations)
     ckpt, curve_csv = os.path.join(cfg.out, f"checkpoint_{part}.npz"), os.path.join(cfg.out, "curve.csv")

@@ -98,5 +98,9 @@ def check_memory(need: float, what: str, shrink: str) -> None:
     """
     have = machine_memory()
     if have and need > have:
-        raise RulesError(f"{what} needs about {need / 2**30:,.1f} GiB of memory, more than this machine's "
-                         f"{have / 2**30:,.1f} GiB; {shrink}")
+        raise RulesError(f"{what} needs about {_size(need)} of memory, more than this machine's {_size(have)}; "
+                         f"{shrink}")
+
+
+def _size(n: float) -> str:
+    return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n:,.0f} bytes"
