@@ -131,10 +131,10 @@ def load_config(path: str, overrides=()) -> CFRConfig:
     return config.load(CFRConfig, path, overrides)
 
 
-def solver_bytes(tree, slot_bytes: int = 4) -> int:
+def solver_counts(tree, slot_bytes: int = 4) -> dict:
     """What ``PublicTreeSolver`` allocates on top of the tree, counted before it does (the layout, the
-    regret / strategy-sum / policy slots, reach and values; edge-sized temporaries left out): the
-    numpy form of ``train.bench.tree_sizes.solver_bytes``."""
+    regret / strategy-sum / policy slots, reach and values; edge-sized temporaries left out), with the
+    counts it comes from (``truc bench``'s tree sizes print them)."""
     sizes = np.diff(tree.hs_off).astype(np.int64)
     n = tree.n_nodes
     E = int(tree.act_start[n])
@@ -151,8 +151,9 @@ def solver_bytes(tree, slot_bytes: int = 4) -> int:
     values = int(max(sizes[hs[:, 0]].sum(), sizes[hs[:, 1]].sum()))
     isets = int(own.sum())
     trans1 = 0 if getattr(tree, "trans1", None) is not None else 8 * tree.n_actions
-    return (8 * (n + 1) + 8 * (isets + 1) + slots + 16 * n + 16 * (n + 1) + 3 * slot_bytes * slots
-            + 8 * reach + 8 * values + trans1)
+    total = (8 * (n + 1) + 8 * (isets + 1) + slots + 16 * n + 16 * (n + 1) + 3 * slot_bytes * slots
+             + 8 * reach + 8 * values + trans1)
+    return {"isets": isets, "slots": slots, "reach": reach, "values": values, "bytes": int(total)}
 
 
 def _load_npz_state(solver, path: str) -> None:
@@ -212,7 +213,8 @@ def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool,
     t0 = time.time()
     tree = build_tree(rules, dealer=cfg.dealer, score=tuple(cfg.score), abstraction=cfg.abstraction, vira=vira)
     log(f"[{part}] public tree: {tree.size()} built in {time.time() - t0:.1f}s")
-    check_memory(solver_bytes(tree, 4 if cfg.dtype == "float32" else 8), f"solving the {part} tree ({tree.size()})",
+    check_memory(solver_counts(tree, 4 if cfg.dtype == "float32" else 8)["bytes"],
+                 f"solving the {part} tree ({tree.n_nodes:,} public nodes)",
                  "solve a smaller game (options ranks, hand_size or max_raises), or set dtype: float32")
     solver = PublicTreeSolver(tree, cfg.algorithm, cfg.alpha, cfg.beta, cfg.gamma, redeal_value, cfg.dtype,
                               cfg.mmd_step, cfg.mmd_magnet, cfg.mmd_magnet_end, cfg.iterations)
