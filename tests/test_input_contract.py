@@ -189,3 +189,20 @@ def test_rules_check_seed_still_answers():
 
     assert rules.check_seed(5) == 5 and rules.MAX_SEED == MAX_SEED
     assert new_game(make_rules("le_truc")).is_chance_node()
+
+
+def _seeds_agree(value):
+    outcomes = []
+    for reset in (lambda s: raw_env(variant="le_truc").reset(seed=s), lambda s: SingleAgentEnv("le_truc").reset(seed=s),
+                  lambda s: _vector().reset(seed=s)):
+        try:
+            reset(value)
+            outcomes.append("ok")
+        except RulesError as e:
+            outcomes.append(str(e))
+    assert len(set(outcomes)) == 1, (value, outcomes)
+
+
+test_fuzz_the_env_apis_agree_on_seeds = settings(**{**FAST, "max_examples": 40})(given(value=anything)(_seeds_agree))
+test_fuzz_the_env_apis_agree_on_seeds_many = pytest.mark.slow(settings(**{**FAST, "max_examples": 1000})(
+    given(value=anything)(_seeds_agree)))
