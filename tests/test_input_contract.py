@@ -206,3 +206,16 @@ def _seeds_agree(value):
 test_fuzz_the_env_apis_agree_on_seeds = settings(**{**FAST, "max_examples": 40})(given(value=anything)(_seeds_agree))
 test_fuzz_the_env_apis_agree_on_seeds_many = pytest.mark.slow(settings(**{**FAST, "max_examples": 1000})(
     given(value=anything)(_seeds_agree)))
+
+
+def test_gymnasium_vector_env_step_refuses_floats_and_wrapping_ints():
+    from truc_env.gym_vector import TrucVectorEnv
+
+    env = TrucVectorEnv("le_truc", num_envs=2, seed=0, backend="loop")
+    _, info = env.reset(seed=0)
+    legal = np.array([np.flatnonzero(m)[0] for m in info["action_mask"]])
+    with pytest.raises(IllegalActionError, match="integer ids"):
+        env.step(legal + 0.7)  # was cast to int32: 2.7 played as 2
+    with pytest.raises(IllegalActionError, match="action 4294967304 is invalid"):
+        env.step(np.array([2**32 + 8, legal[1]]))  # was wrapped to action 8
+    env.step(legal)
