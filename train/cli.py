@@ -187,6 +187,8 @@ def check_bound(args) -> None:
         raise TrucError(f"--style {args.style!r}: the bounded team is a heuristic; styles: {', '.join(STYLES)}")
     parse_options(args.options)
     parse_options(args.learned_options, "--learned-options")
+    if not args.variant and (args.options or args.learned):
+        raise TrucError("--options and --learned go with --variant (the default set has its own)")
 
 
 def check_style(args) -> None:

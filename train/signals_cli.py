@@ -60,8 +60,13 @@ def _intercepts(text: str) -> tuple[float, ...]:
 def check(args) -> None:
     """What ``truc analyze signals`` checks before any work: the sweep, the variant and its options."""
     _intercepts(args.sweep)
-    if args.variant:
-        make_rules(args.variant, **parse_options(args.options))
+    if args.config:
+        return
+    if not args.variant or not args.team:
+        raise TrucError("truc analyze signals needs --variant and at least one --team (or --config)")
+    make_rules(args.variant, **parse_options(args.options))
+    if (args.eavesdropper or args.twin) and not (args.eavesdropper and args.twin and len(args.team) == 1):
+        raise TrucError("the leak measurement needs one --team, --eavesdropper and --twin")
 
 
 def run_cli(args) -> None:
