@@ -134,8 +134,8 @@ def test_truc_play_from_the_shell_ends_cleanly_when_input_ends():
 
 @pytest.mark.parametrize("argv, message", [
     (["bench", "--variants", "chess"], "unknown bench variant 'chess'"),
-    (["bench", "--seconds", "0"], "--seconds must be positive"),
-    (["bench", "--sizes", "0"], "--sizes must be positive"),
+    (["bench", "--seconds", "0"], "--seconds: 0 is invalid; expected a finite number > 0"),
+    (["bench", "--sizes", "0"], "--sizes: 0 is out of range"),
     (["play", "--seat", "5"], "--seat must be in 0..1"),
 ])
 def test_bad_command_line_input_is_a_clear_error(argv, message, capsys):

@@ -189,10 +189,10 @@ def _cli(capsys, *argv):
 
 @pytest.mark.parametrize("argv, match", [
     (["demo", "--set", "seed=-1"], "seed=-1"),
-    (["demo", "--seed", "-3"], "seed=-3"),
+    (["demo", "--seed", "-3"], "--seed: -3 is not a seed"),
     (["demo", "--set", "nope=1"], "unknown setting"),
     (["arena", "--set", "workers=1000000000000000000000000000000"], "workers=.*1..4096"),
-    (["arena", "--workers", "0"], "workers=0"),
+    (["arena", "--workers", "0"], "--workers: 0 is out of range"),
     (["train", "cfr", "--config", "configs/cfr_small.yaml", "--set", "eval_every=0"], "eval_every=0"),
     (["train", "cfr", "--config", "configs/cfr_small.yaml", "--set", "iterations=-5"], "iterations=-5"),
     (["train", "ppo", "--config", "configs/ppo_le_truc.yaml", "--set", "name=../../x"], "name='../../x'"),

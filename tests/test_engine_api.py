@@ -279,11 +279,11 @@ def _dealt(variant="le_truc", seed=0):
 def test_apply_action_takes_integers_only(bad):
     s = _dealt()
     before = (list(s.history), s.legal_actions())
-    with pytest.raises(IllegalActionError, match="must be an integer id"):
+    with pytest.raises(IllegalActionError, match="an action is an integer index"):
         s.apply_action(bad)
     assert (s.history, s.legal_actions()) == before  # nothing was played
     chance = new_game(make_rules("le_truc"), episode="hand", dealer=0)
-    with pytest.raises(IllegalActionError, match="must be an integer id"):
+    with pytest.raises(IllegalActionError, match="an action is an integer index"):
         chance.apply_action(bad)
 
 

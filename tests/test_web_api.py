@@ -17,7 +17,8 @@ pytest.importorskip("starlette")
 from starlette.testclient import TestClient  # noqa: E402
 
 from train.cli import main  # noqa: E402
-from train.web.app import MAX_UPLOAD, STATIC, create_app, is_loopback  # noqa: E402
+from train.web.app import MAX_UPLOAD, STATIC, create_app  # noqa: E402
+from train.web.hosting import is_loopback  # noqa: E402
 from train.web.levels import find_models, ladder  # noqa: E402
 from truc_env.records import replay_state  # noqa: E402
 from truc_env.rules import make_rules  # noqa: E402

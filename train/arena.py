@@ -105,6 +105,19 @@ def _agent(spec: str, rules, seed: int):
     return agent
 
 
+def load_agents(cfg: ArenaConfig) -> None:
+    """Load every entrant's agents once (workers forked after this inherit them); TrucError for a bad spec."""
+    rules = make_rules(cfg.variant, **cfg.options)
+    for entrant in cfg.agents:
+        for spec in dict.fromkeys(team_members(entrant, rules)):
+            _agent(spec, rules, cfg.seed)
+
+
+def play_units(cfg_dict: dict, units: list[dict]) -> list[dict]:
+    """Play several units in a worker (tiny units: one call per batch saves the IPC)."""
+    return [play_unit(cfg_dict, u) for u in units]
+
+
 def play_unit(cfg_dict: dict, unit: dict) -> dict:
     """Play one unit (all its seatings) and return its results; runs in a worker."""
     from .match import play_game
@@ -154,9 +167,10 @@ def _load_done(path: Path) -> dict:
             continue
         try:
             u = json.loads(line)
-        except json.JSONDecodeError:
-            break  # a line cut by an interruption: drop it and everything after
-        done[u["id"]] = u
+            uid = u["id"]
+        except (ValueError, KeyError, TypeError):  # bad JSON or bytes that are not UTF-8 (ValueErrors), no id
+            break  # a line cut by an interruption or damaged: drop it and everything after (replayed)
+        done[uid] = u
         good += len(line) + 1
     if good < len(data):
         with open(path, "r+b") as f:
@@ -194,6 +208,8 @@ def run_arena(cfg: ArenaConfig, resume: bool = False, progress: bool = True, max
         todo = itertools.islice(todo, max_units)
         n_todo = min(n_todo, max_units)
     cfg_dict = asdict(cfg)
+    if n_todo:
+        load_agents(cfg)  # in the parent: a bad agent file ends the run here, before any worker starts
     t0 = time.time()
     hands = 0
     with sink:
@@ -224,25 +240,41 @@ def _execute(cfg: ArenaConfig, cfg_dict: dict, todo, n_todo: int, progress: bool
                 yield play_unit(cfg_dict, u)
                 bar.update()
         else:
-            import multiprocessing as mp
-
-            ctx = mp.get_context("spawn" if os.name == "nt" else "fork")
-            workers = min(config.worker_count(cfg.workers), n_todo)
-            chunk = max(1, min(16, n_todo // (workers * 8)))  # tiny units: batch the IPC
-            with ctx.Pool(workers) as pool:
-                # windows of units, so that a long tournament is never queued whole
-                window = workers * chunk * 64
-                while batch := list(itertools.islice(todo, window)):
-                    for result in pool.imap_unordered(_play_unit_star, [(cfg_dict, u) for u in batch],
-                                                      chunksize=chunk):
-                        yield result
-                        bar.update()
+            yield from _execute_pool(cfg, cfg_dict, todo, n_todo, bar)
     finally:
         bar.close()
 
 
-def _play_unit_star(args):
-    return play_unit(*args)
+def _execute_pool(cfg, cfg_dict, todo, n_todo: int, bar):
+    """Units on worker processes. A worker's exception ends the run with its message, and a worker that
+    dies (killed, out of memory) ends it too (a ``concurrent.futures`` pool notices; ``multiprocessing.Pool``
+    would wait forever for the lost units). Units finished before stay in units.jsonl for ``--resume``."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    ctx = mp.get_context("spawn" if os.name == "nt" else "fork")
+    workers = min(config.worker_count(cfg.workers), n_todo)
+    chunk = max(1, min(16, n_todo // (workers * 8)))  # tiny units: batch the IPC
+    pool = ProcessPoolExecutor(workers, mp_context=ctx)
+    try:
+        # windows of units, so that a long tournament is never queued whole
+        while batch := list(itertools.islice(todo, workers * chunk * 64)):
+            futures = [pool.submit(play_units, cfg_dict, batch[i:i + chunk]) for i in range(0, len(batch), chunk)]
+            for future in as_completed(futures):
+                for result in future.result():
+                    yield result
+                    bar.update()
+    except BrokenProcessPool:
+        raise TrucError(f"an arena worker process died (killed, or out of memory); the units finished so far are "
+                        f"kept in {cfg.out}/units.jsonl: run again with --resume to continue") from None
+    except TrucError:
+        raise
+    except Exception as e:
+        raise TrucError(f"an arena worker failed: {type(e).__name__}: {e}; the units finished so far are kept in "
+                        f"{cfg.out}/units.jsonl (--resume continues)") from e
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _execute_ray(cfg, cfg_dict, todo, bar):

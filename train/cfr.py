@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -32,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from truc_env.atomic import atomic_open, atomic_write_text
+from truc_env.checks import check_memory
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
@@ -92,6 +94,20 @@ class CFRConfig:
     exclude: list = field(default_factory=list)
     """MCCFR agent: abstract actions it never takes while another is legal (e.g. allin: no mon reste call)"""
 
+    def validate(self) -> None:
+        """A setting that would not apply is refused, saying why, rather than silently ignored."""
+        mccfr = self.algorithm in ("es_mccfr", "os_mccfr")
+        for name in ("exclude", "threshold"):
+            if getattr(self, name) and not mccfr:
+                raise TrucError(f"setting {name} is for the MCCFR agent (algorithm es_mccfr or os_mccfr); "
+                                f"the {self.algorithm} strategy would ignore it")
+        if self.continuation:
+            if mccfr:
+                raise TrucError("setting continuation is for the exact solver with a redeal, not MCCFR")
+            if not make_rules(self.variant, **self.options).redeal:
+                raise TrucError("setting continuation is the hand after an accepted redeal, and these rules have "
+                                "no redeal (options.redeal is false): it would be ignored")
+
 
 # the exact solver's algorithms, then MCCFR's (kept equal to theirs by tests/test_config.py; importing
 # them here would load the numba kernels just to read a config)
@@ -113,6 +129,31 @@ CFRConfig.SCHEMA = {
 def load_config(path: str, overrides=()) -> CFRConfig:
     """The CFR config of a YAML file, checked, with ``--set`` overrides applied."""
     return config.load(CFRConfig, path, overrides)
+
+
+def solver_counts(tree, slot_bytes: int = 4) -> dict:
+    """What ``PublicTreeSolver`` allocates on top of the tree, counted before it does (the layout, the
+    regret / strategy-sum / policy slots, reach and values; edge-sized temporaries left out), with the
+    counts it comes from (``truc bench``'s tree sizes print them)."""
+    sizes = np.diff(tree.hs_off).astype(np.int64)
+    n = tree.n_nodes
+    E = int(tree.act_start[n])
+    actor, hs = np.asarray(tree.actor[:n]), np.asarray(tree.hs[:n])
+    q = np.minimum(actor, 1)
+    own = np.where(actor <= 1, sizes[hs[np.arange(n), q]], 0)
+    hits = np.concatenate([[0], np.cumsum(np.asarray(tree.tr_pos) >= 0)])
+    can = hits[tree.tr_off[1:]] - hits[tree.tr_off[:-1]]  # per transition: the hands that can make the play
+    node = np.repeat(np.arange(n), np.diff(tree.act_start[:n + 1]))
+    trans, kind, child = tree.trans[:E], tree.kind[:E], tree.child[:E]
+    slots = int(np.where(trans < 0, own[node], can[np.maximum(trans, 0)] if len(can) else 0).sum())
+    move = kind == 0
+    reach = int(sizes[hs[0, 0]] + sizes[hs[0, 1]] + sizes[hs[child[move], q[node[move]]]].sum())
+    values = int(max(sizes[hs[:, 0]].sum(), sizes[hs[:, 1]].sum()))
+    isets = int(own.sum())
+    trans1 = 0 if getattr(tree, "trans1", None) is not None else 8 * tree.n_actions
+    total = (8 * (n + 1) + 8 * (isets + 1) + slots + 16 * n + 16 * (n + 1) + 3 * slot_bytes * slots
+             + 8 * reach + 8 * values + trans1)
+    return {"isets": isets, "slots": slots, "reach": reach, "values": values, "bytes": int(total)}
 
 
 def _load_npz_state(solver, path: str) -> None:
@@ -172,30 +213,36 @@ def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool,
     t0 = time.time()
     tree = build_tree(rules, dealer=cfg.dealer, score=tuple(cfg.score), abstraction=cfg.abstraction, vira=vira)
     log(f"[{part}] public tree: {tree.size()} built in {time.time() - t0:.1f}s")
+    check_memory(solver_counts(tree, 4 if cfg.dtype == "float32" else 8)["bytes"],
+                 f"solving the {part} tree ({tree.n_nodes:,} public nodes)",
+                 "solve a smaller game (options ranks, hand_size or max_raises), or set dtype: float32")
     solver = PublicTreeSolver(tree, cfg.algorithm, cfg.alpha, cfg.beta, cfg.gamma, redeal_value, cfg.dtype,
                               cfg.mmd_step, cfg.mmd_magnet, cfg.mmd_magnet_end, cfg.iterations)
-    ckpt = os.path.join(cfg.out, f"checkpoint_{part}.npz")
+    ckpt, curve_csv = os.path.join(cfg.out, f"checkpoint_{part}.npz"), os.path.join(cfg.out, "curve.csv")
     if resume and os.path.exists(ckpt):
         _resume(ckpt, lambda: _load_npz_state(solver, ckpt))
-        rows[:] = [r for r in rows if not (r["part"] == part and r["iteration"] > solver.iteration)]
         log(f"[{part}] resumed at iteration {solver.iteration}")
-    bar = tqdm(total=cfg.iterations, initial=solver.iteration, desc=f"cfr {part}", unit="it")
-    last = None
-    while solver.iteration < cfg.iterations and time.time() < deadline:
-        step = min(cfg.eval_every - solver.iteration % cfg.eval_every, cfg.iterations - solver.iteration)
-        solver.iterate(step)
-        bar.update(step)
-        ev = solver.evaluate()
-        last = ev["exploitability"]
-        rows.append({"part": part, "iteration": solver.iteration, "seconds": round(solver.seconds, 2),
-                     "cpu_seconds": round(solver.cpu_seconds, 2), "elapsed": round(time.time() - t0, 2),
-                     "exploitability": last, "value": ev["value"], "br0": ev["br0"], "br1": ev["br1"]})
-        bar.set_postfix(expl=f"{last:.4f}")
-        if solver.iteration % cfg.checkpoint_every < step or solver.iteration >= cfg.iterations:
-            _atomic_savez(ckpt, **solver.state_dict())
-        if cfg.target_exploitability and last <= cfg.target_exploitability:
-            break
-    bar.close()
+    # the curve is written before each checkpoint: its rows past the checkpoint are played again
+    rows[:] = [r for r in rows if not (r["part"] == part and r["iteration"] > solver.iteration)]
+    # a with-block: the bar is closed on an error too, so the error gets a line of its own
+    with tqdm(total=cfg.iterations, initial=solver.iteration, desc=f"cfr {part}", unit="it") as bar:
+        last = None
+        while solver.iteration < cfg.iterations and time.time() < deadline:
+            step = min(cfg.eval_every - solver.iteration % cfg.eval_every, cfg.iterations - solver.iteration)
+            solver.iterate(step)
+            bar.update(step)
+            ev = solver.evaluate()
+            last = ev["exploitability"]
+            rows.append({"part": part, "iteration": solver.iteration, "seconds": round(solver.seconds, 2),
+                         "cpu_seconds": round(solver.cpu_seconds, 2), "elapsed": round(time.time() - t0, 2),
+                         "exploitability": last, "value": ev["value"], "br0": ev["br0"], "br1": ev["br1"]})
+            bar.set_postfix(expl=f"{last:.4f}")
+            if solver.iteration % cfg.checkpoint_every < step or solver.iteration >= cfg.iterations:
+                _write_curve(cfg, curve_csv, rows, [])  # every row so far survives a kill -9 (--resume keeps them)
+                _atomic_savez(ckpt, **solver.state_dict())
+            if cfg.target_exploitability and last <= cfg.target_exploitability:
+                break
+    _write_curve(cfg, curve_csv, rows, [])
     _atomic_savez(ckpt, **solver.state_dict())
     return tree, solver
 
@@ -284,15 +331,25 @@ _CURVE_FIELDS = ["part", "iteration", "seconds", "cpu_seconds", "elapsed", "expl
 
 
 def _read_curve(path: str) -> list[dict]:
+    """The curve rows a resumed solve keeps. A foreign file is refused; a damaged row (bad bytes, a torn
+    line) ends the rows kept there, as a torn line does: those past the checkpoint are played again."""
     if not os.path.exists(path):
         return []
-    try:
-        with open(path) as f:
-            rows = [{k: (v if k == "part" else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
-        for r in rows:
-            r["iteration"] = int(r["iteration"])
-    except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
-        raise TrucError(f"--resume: {path} is not this solve's curve ({e}); delete it or use another 'out'") from None
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames is not None and reader.fieldnames != _CURVE_FIELDS:
+            raise TrucError(f"--resume: {path} is not this solve's curve (columns {reader.fieldnames[:12]}); "
+                            "delete it or use another 'out'")
+        rows = []
+        for r in reader:
+            try:
+                row = {k: (r[k] if k == "part" else float(r[k])) for k in _CURVE_FIELDS}
+                row["iteration"] = int(r["iteration"])
+            except (ValueError, TypeError, KeyError):
+                break
+            if None in r or not all(math.isfinite(row[k]) for k in _CURVE_FIELDS if k != "part"):
+                break
+            rows.append(row)
     return rows
 
 
@@ -417,22 +474,22 @@ def run_mccfr(cfg: CFRConfig, rules, resume: bool, deadline: float, log=print) -
                 rows = [r for r in csv.DictReader(f) if int(r["iteration"]) <= solver.iteration]
         log(f"resumed at iteration {solver.iteration} ({len(solver.table)} information sets)")
     step = max(1, min(cfg.checkpoint_every, 100))
-    bar = tqdm(total=cfg.iterations, initial=solver.iteration, desc=cfg.algorithm, unit="it")
-    last_ckpt = solver.iteration
-    while solver.iteration < cfg.iterations and time.time() < deadline and not (
-            cfg.cpu_limit and solver.cpu_seconds >= cfg.cpu_limit):
-        n = min(step, cfg.iterations - solver.iteration)
-        solver.iterate(n)
-        bar.update(n)
-        bar.set_postfix(infosets=len(solver.table), cpu=f"{solver.cpu_seconds:.0f}s")
-        if solver.iteration - last_ckpt >= cfg.checkpoint_every:
-            rows.append({"iteration": solver.iteration, "cpu_seconds": round(solver.cpu_seconds, 2),
-                         "elapsed": round(time.time() - start, 2), "infosets": len(solver.table),
-                         "nodes": solver.nodes})
-            solver.save_checkpoint(ckpt)
-            _write_rows(curve_csv, rows)
-            last_ckpt = solver.iteration
-    bar.close()
+    # a with-block: the bar is closed on an error too, so the error gets a line of its own
+    with tqdm(total=cfg.iterations, initial=solver.iteration, desc=cfg.algorithm, unit="it") as bar:
+        last_ckpt = solver.iteration
+        while solver.iteration < cfg.iterations and time.time() < deadline and not (
+                cfg.cpu_limit and solver.cpu_seconds >= cfg.cpu_limit):
+            n = min(step, cfg.iterations - solver.iteration)
+            solver.iterate(n)
+            bar.update(n)
+            bar.set_postfix(infosets=len(solver.table), cpu=f"{solver.cpu_seconds:.0f}s")
+            if solver.iteration - last_ckpt >= cfg.checkpoint_every:
+                rows.append({"iteration": solver.iteration, "cpu_seconds": round(solver.cpu_seconds, 2),
+                             "elapsed": round(time.time() - start, 2), "infosets": len(solver.table),
+                             "nodes": solver.nodes})
+                solver.save_checkpoint(ckpt)
+                _write_rows(curve_csv, rows)
+                last_ckpt = solver.iteration
     if not rows or int(rows[-1]["iteration"]) != solver.iteration:
         rows.append({"iteration": solver.iteration, "cpu_seconds": round(solver.cpu_seconds, 2),
                      "elapsed": round(time.time() - start, 2), "infosets": len(solver.table),

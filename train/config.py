@@ -19,9 +19,9 @@ from typing import Any
 
 import yaml
 
-from truc_env.atomic import read_text
+from truc_env.atomic import parse_json, read_text
+from truc_env.checks import MAX_SEED
 from truc_env.errors import TrucError
-from truc_env.rules import MAX_SEED
 
 
 def cpu_cores() -> int:
@@ -200,14 +200,12 @@ def output_folder(path, setting: str = "out") -> str:
 
 def parse_options(text: str | None, flag: str = "--options") -> dict:
     """A variant's options given as JSON on the command line (none: the defaults)."""
-    import json
-
     if not text:
         return {}
     try:
-        options = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as e:
-        raise TrucError(f"{flag} is not valid JSON ({e}); expected an object like '{{\"players\": 4}}'") from None
+        options = parse_json(text, flag)  # strict: a key given twice is refused, not the last one kept
+    except TrucError as e:
+        raise TrucError(f"{e}; expected an object like '{{\"players\": 4}}'") from None
     if not isinstance(options, dict):
         raise TrucError(f"{flag} must be a JSON object of option: value, got {_short(options)}")
     return options

@@ -31,18 +31,25 @@ class Narrated:
         return action
 
 
-def play_human(variant: str, options: dict, opponents: list[str], seat: int = 0, seed: int = 0,
-               stdin=None, stdout=None) -> list[float]:
-    """Seat a human at ``seat`` and the opponents' specs at the other seats (in play order after him)."""
+def check_table(variant: str, options: dict, opponents: list[str], seat: int):
+    """The rules and one opponent spec per other seat; TrucError for a seat or a count that does not fit."""
     rules = make_rules(variant, **options)
     n = rules.players
     if not 0 <= seat < n:
         raise TrucError(f"--seat must be in 0..{n - 1}")
-    others = [(seat + k) % n for k in range(1, n)]
     if len(opponents) == 1:
         opponents = opponents * (n - 1)
     if len(opponents) != n - 1:
         raise TrucError(f"{variant} has {n} seats: give 1 or {n - 1} opponent specs, got {len(opponents)}")
+    return rules, list(opponents)
+
+
+def play_human(variant: str, options: dict, opponents: list[str], seat: int = 0, seed: int = 0,
+               stdin=None, stdout=None) -> list[float]:
+    """Seat a human at ``seat`` and the opponents' specs at the other seats (in play order after him)."""
+    rules, opponents = check_table(variant, options, opponents, seat)
+    n = rules.players
+    others = [(seat + k) % n for k in range(1, n)]
     agents = [None] * n
     human = HumanAgent(stdin, stdout)
     agents[seat] = human

@@ -78,12 +78,13 @@ from agents.ppo import FEATURES, PolicyNet, encode_state, feature_size, read_che
 from agents.ppo.checkpoint import FORMAT, VERSION
 from agents.ppo.network import encode_batch, stack_actors, stacked_actor_logits
 from truc_env.actions import layout_of
+from truc_env.checks import check_memory
 from truc_env.engine import State
 from truc_env.episode import Dealer, Episode, leading_side, side_rewards
 from truc_env.errors import TrucError
 from truc_env.observe import SeatObservation
 from truc_env.rules import make_rules
-from truc_env.vector import VectorEnv
+from truc_env.vector import VectorEnv, batch_bytes
 
 from . import config, signals_otherplay
 
@@ -276,6 +277,21 @@ class PPOConfig:
                 check_applies(rules)
             except TrucError as e:
                 need(False, f"exploitability_every needs a game the public tree takes: {e}")
+        check_memory(self.memory_estimate(rules), f"this PPO run (hidden={self.hidden}, num_envs={self.num_envs}, "
+                     f"steps_per_update={self.steps_per_update})", "shrink hidden, num_envs or steps_per_update")
+
+    def memory_estimate(self, rules) -> int:
+        """Bytes the run needs at least, an estimate made before anything is allocated: the actor and
+        critic with their gradients and Adam moments, the pool of actor snapshots, one update's
+        transitions and a minibatch's activations, and the batched engine's tables."""
+        F, A = feature_size(rules, self.features), layout_of(rules).size
+        widths = [F, *self.hidden]
+        body = sum(a * b for a, b in zip(widths, widths[1:]))
+        actor, critic = body + self.hidden[-1] * A, body + self.hidden[-1]
+        steps = self.steps_per_update
+        return (16 * (actor + critic) + 4 * actor * self.pool_size + steps * (4 * F + A + 64)
+                + 12 * (steps // self.num_minibatches + 1) * sum(self.hidden)
+                + batch_bytes(rules, self.num_envs, "loop" if self.rollout == "engine" else "numba", F))
 
     @property
     def num_updates(self) -> int:

@@ -24,12 +24,15 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+from pathlib import Path
 
 from agents.partner_info import ORACLE_PREFIX, make_oracle
 from truc_env.atomic import atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
+from . import flags
 from .signals import fmt_ci, mirror_match, play_hands, save_figure, signal_agent
 from .stats import mean_ci
 
@@ -55,8 +58,19 @@ DEFAULT_AGAINST = ("random", "heuristic:honest")
 TEAMS = ("oracle", "channel", "muted", "deaf")
 
 
+CHECKOUT = Path(__file__).resolve().parent.parent  # where the committed models/ of the default teams are
+
+
+def committed(spec: str) -> str:
+    """``spec`` with each ``models/...`` file not found from the current folder taken from the checkout, so
+    that the default teams load from any folder (their labels stay ``ppo:models/...``)."""
+    return re.sub(r"\b(ppo|cfr):(models/[^+]+)", lambda m: m.group(0) if os.path.exists(m.group(2))
+                  else f"{m.group(1)}:{CHECKOUT / m.group(2)}", spec)
+
+
 def bound_factory(spec: str, rules, seed: int | None = None):
     """The agents of the bound: :func:`train.signals.signal_agent`, plus the oracle (only here)."""
+    spec = committed(spec)
     if spec.startswith(ORACLE_PREFIX):
         return make_oracle(spec, rules, seed)
     return signal_agent(spec, rules, seed)
@@ -248,10 +262,10 @@ def add_arguments(p) -> None:
     p.add_argument("--style", default="honest", help="the heuristic style of the bounded team")
     p.add_argument("--learned", default=None, help="with --variant: a trained team's spec, played on the same deals")
     p.add_argument("--learned-options", default=None, help="the Rules options the learned team was trained for (JSON)")
-    p.add_argument("--deals", type=int, default=500, help="duplicate deals per team (2 hands each)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="folder for bound.json, bound.md and bound.png")
-    p.add_argument("--img-prefix", default=None, help="also copy the PNG to PREFIX.png (e.g. docs/img/signals_bound)")
+    p.add_argument("--deals", type=flags.integer(1, 10**9), default=500, help="duplicate deals per team (2 hands each)")
+    p.add_argument("--seed", type=flags.seed, default=0)
+    p.add_argument("--out", type=flags.output_folder, default=None, help="folder for bound.json, bound.md and bound.png")
+    p.add_argument("--img-prefix", type=flags.output_prefix, default=None, help="also copy the PNG to PREFIX.png (e.g. docs/img/signals_bound)")
 
 
 def run_cli(args) -> None:

@@ -12,7 +12,7 @@ from truc_env.atomic import atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
 
-from . import config
+from . import config, flags
 from .config import parse_options
 from .signals import analyze, leak, leak_text, summary_text
 from .signals_runs import run_experiment
@@ -29,20 +29,20 @@ def add_arguments(p) -> None:
                    help="leak: an opponent trained at intercept 1 (ppo:PATH); with --twin, measures what the team's "
                         "intercepted signals cost it instead of the analysis (docs/signals.md 'Leaks')")
     p.add_argument("--twin", default=None, help="leak: the eavesdropper's twin trained identically at intercept 0")
-    p.add_argument("--deals", type=int, default=None,
+    p.add_argument("--deals", type=flags.integer(1, 10**9), default=None,
                    help="duplicate deals per measurement, 2 hands each (default 300, or the experiment file's)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=flags.seed, default=0)
     p.add_argument("--sweep", default="0,0.25,0.5,0.75,1", help="intercept values, comma-separated ('' for none); with --eavesdropper: the leak curve's")
-    p.add_argument("--influence", type=int, default=400, help="receiver decisions re-queried for the causal influence")
-    p.add_argument("--samples", type=int, default=8, help="draws per policy estimate for agents without action_probs")
-    p.add_argument("--out", default=None, help="folder for summary.json, report.md and the PNGs")
-    p.add_argument("--img-prefix", default=None,
+    p.add_argument("--influence", type=flags.integer(0, 10**9), default=400, help="receiver decisions re-queried for the causal influence")
+    p.add_argument("--samples", type=flags.integer(1, 10**6), default=8, help="draws per policy estimate for agents without action_probs")
+    p.add_argument("--out", type=flags.output_folder, default=None, help="folder for summary.json, report.md and the PNGs")
+    p.add_argument("--img-prefix", type=flags.output_prefix, default=None,
                    help="with --out: also copy the PNGs to PREFIX_<name>.png (e.g. docs/img/signals_conv_le_truc_4p)")
-    p.add_argument("--config", default=None,
+    p.add_argument("--config", type=flags.input_file, default=None,
                    help="an experiment file (configs/signals_experiments.yaml): train its PPO runs, then analyse them")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_pairs",
                    help="with --config: override an experiment setting (VALUE is YAML: --set analysis.deals=50)")
-    p.add_argument("--steps", type=int, default=None, help="with --config: learner steps per run instead of the config's")
+    p.add_argument("--steps", type=flags.integer(1, 10**12), default=None, help="with --config: learner steps per run instead of the config's")
     p.add_argument("--no-train", action="store_true", help="with --config: analyse only the runs already trained")
 
 
@@ -55,6 +55,18 @@ def _intercepts(text: str) -> tuple[float, ...]:
     if any(not 0.0 <= q <= 1.0 for q in values):
         raise TrucError(f"--sweep {text!r}: intercepts are probabilities, between 0 and 1")
     return values
+
+
+def check(args) -> None:
+    """What ``truc analyze signals`` checks before any work: the sweep, the variant and its options."""
+    _intercepts(args.sweep)
+    if args.config:
+        return
+    if not args.variant or not args.team:
+        raise TrucError("truc analyze signals needs --variant and at least one --team (or --config)")
+    make_rules(args.variant, **parse_options(args.options))
+    if (args.eavesdropper or args.twin) and not (args.eavesdropper and args.twin and len(args.team) == 1):
+        raise TrucError("the leak measurement needs one --team, --eavesdropper and --twin")
 
 
 def run_cli(args) -> None:

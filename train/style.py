@@ -31,6 +31,7 @@ from truc_env.observe import SeatObservation
 from truc_env.rules import Rules
 from truc_env.view import strength_percentile
 
+from . import flags
 from .stats import wilson
 
 RATES = ("raise", "fold", "reraise", "give_up", "propose_redeal", "accept_redeal")
@@ -162,9 +163,9 @@ def add_arguments(p) -> None:
     p.add_argument("--variant", default="le_truc", help="a heads-up variant (default le_truc)")
     p.add_argument("--options", default=None, help="its Rules options as JSON")
     p.add_argument("--agent", action="append", required=True, help="an agent's spec; repeat")
-    p.add_argument("--hands", type=int, default=4000, help="self-play single hands per agent")
-    p.add_argument("--seed", type=int, default=0, help="seeds the deals (the same for every agent) and the agents")
-    p.add_argument("--out", default=None, help="folder for style.json, style.md and style.png")
+    p.add_argument("--hands", type=flags.integer(1, 10**9), default=4000, help="self-play single hands per agent")
+    p.add_argument("--seed", type=flags.seed, default=0, help="seeds the deals (the same for every agent) and the agents")
+    p.add_argument("--out", type=flags.output_folder, default=None, help="folder for style.json, style.md and style.png")
 
 
 def run_cli(args) -> None:

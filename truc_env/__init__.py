@@ -27,7 +27,7 @@ def _register_gymnasium() -> None:
         return
     for variant, env_id in GYM_IDS.items():
         if env_id not in registry:
-            register(id=env_id, entry_point="truc_env.gym_env:SingleAgentEnv", kwargs={"variant": variant})
+            register(id=env_id, entry_point="truc_env.gym_env:registered_env", kwargs={"variant_of_id": variant})
 
 
 _register_gymnasium()

@@ -14,10 +14,10 @@ mon reste, put or redeal), ``envido`` (a pending envido question, which goes fir
 
 from __future__ import annotations
 
-import numbers
 from functools import cache
 
 from .actions import layout_of
+from .checks import check_action
 from .errors import IllegalActionError, TrucError
 from .hand_rules import (
     ELEVEN,
@@ -221,11 +221,8 @@ class State:
         Only integers (Python or numpy) are actions: a bool, float or string is refused rather
         than truncated or parsed, so ``2.7`` cannot silently play action 2.
         """
-        if isinstance(action, bool) or not isinstance(action, numbers.Integral):
-            raise IllegalActionError(
-                f"an action must be an integer id (int or numpy integer), got {type(action).__name__} "
-                f"{action!r}; use string_to_action() for action texts")
-        action = int(action)
+        if type(action) is not int:  # the shared contract (truc_env.checks); texts: string_to_action()
+            action = check_action(action)
         ph = self.phase
         if ph == "terminal":
             raise IllegalActionError("the game is over: no action is legal")

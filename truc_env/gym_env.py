@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 import gymnasium
 import numpy as np
 
+from .checks import check_action, check_seed
 from .errors import TrucError
 from .observe import SeatObservation
 from .pettingzoo_env import raw_env
@@ -109,6 +110,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        seed = None if seed is None else check_seed(seed)
         super().reset(seed=seed)
         if seed is not None:
             self._opp_rng = np.random.default_rng(seed + 1)
@@ -133,9 +135,10 @@ class SingleAgentEnv(gymnasium.Env):
     def step(self, action):
         if self._done():
             raise TrucError("the episode is over: call reset()")
+        action = check_action(action, self._mask.size)  # a type error, never an illegal move scored -1
         self._reward = 0.0
-        self._illegal = not self._mask[int(action)] if 0 <= int(action) < self._mask.size else True
-        self.aec.step(int(action))
+        self._illegal = not self._mask[action]
+        self.aec.step(action)
         self._collect()
         self._play_others()
         obs, info = self._observe()
@@ -257,6 +260,17 @@ class MaskedObservation(gymnasium.ObservationWrapper):
     def action_masks(self) -> np.ndarray:
         """The legal actions of the learning seat (bool), as :meth:`SingleAgentEnv.action_masks`."""
         return self.env.unwrapped.action_masks()
+
+
+def registered_env(variant_of_id: str, variant: str | None = None, **kwargs) -> SingleAgentEnv:
+    """What a registered id (``truc/LeTruc-v0``) builds: its own variant; a ``variant=`` naming another is refused."""
+    if variant is not None and variant != variant_of_id:
+        raise TrucError(f"variant={variant!r:.60} contradicts the registered id (variant {variant_of_id!r}); "
+                        f"make that variant's own id (truc_env.GYM_IDS) or SingleAgentEnv(variant=...)")
+    return SingleAgentEnv(variant_of_id, **kwargs)
+
+
+registered_env.metadata = SingleAgentEnv.metadata  # gymnasium.make reads the render modes from the entry point
 
 
 def evaluate(policy: Callable, env: gymnasium.Env, episodes: int, seed: int = 0) -> float:

@@ -27,6 +27,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+from .checks import check_actions
 from .errors import TrucError
 from .vector import VectorEnv
 
@@ -69,7 +70,7 @@ class TrucVectorEnv(gymnasium.vector.VectorEnv):
         return obs.copy(), {"action_mask": self._mask.copy()}
 
     def step(self, actions):
-        actions = np.asarray(actions, np.int32)
+        actions = check_actions(actions, self.venv.n_actions, self.num_envs)  # before any cast: 2.7 is no 2
         reward = self._carry.copy()
         self._carry[:] = 0.0
         st = self.venv.step(actions)

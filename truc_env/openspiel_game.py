@@ -363,7 +363,7 @@ class TrucState(pyspiel.State):
     def _apply_action(self, action):
         e = self._e or self._fresh()
         chance = e.s.is_chance_node()
-        e.s.apply_action(int(action))
+        e.s.apply_action(action)  # checked by the engine (truc_env.checks): no cast that could wrap
         if chance:  # chance never scores; keep the last decision's rewards until the next one
             return
         now = e.s.returns()

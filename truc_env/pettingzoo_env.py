@@ -149,13 +149,14 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from .checks import check_action, check_seed
 from .draw import TableWindow, draw_table
 from .engine import State
 from .episode import Dealer, Episode, win_rewards  # noqa: F401  (win_rewards: re-exported)
 from .errors import IllegalActionError, TrucError
 from .observe import encoder_of
 from .render import render
-from .rules import check_seed, make_rules
+from .rules import make_rules
 
 EPISODES = ("game", "hand")
 REWARDS = ("points", "win")
@@ -319,11 +320,4 @@ class raw_env(AECEnv):
 
 def _action_index(action, agent: str, size: int) -> int:
     """An action as an int, checked before it indexes anything: int() would play 2 for 2.7 and 1 for "1"."""
-    if isinstance(action, np.ndarray) and action.ndim == 0:
-        action = action[()]
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-        raise IllegalActionError(f"{agent}: an action is an integer index in 0..{size - 1} (a Python or numpy "
-                                 f"integer), got {type(action).__name__} {action!r:.60}")
-    if not 0 <= action < size:
-        raise IllegalActionError(f"{agent}: action {action!r:.60} is outside the action space 0..{size - 1}")
-    return int(action)
+    return check_action(action, size, f"{agent}: ")

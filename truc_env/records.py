@@ -16,10 +16,11 @@ import json
 
 import numpy as np
 
-from .atomic import atomic_write_text, read_text
+from .atomic import atomic_write_text, parse_json, read_text
+from .checks import check_seed
 from .engine import CHANCE, DEAL_DRAW, FIRST_DEALER, State
 from .errors import IllegalActionError, RecordError, TrucError
-from .rules import check_seed, make_rules
+from .rules import make_rules
 
 MAX_DEPTH = 32  # a record nests 4 levels deep; anything far deeper is not a record
 RESULT_KEYS = ("hand_points", "score", "game_over", "hand_over")
@@ -327,12 +328,6 @@ def save(record: dict, path) -> None:
 
 def load(path) -> dict:
     """Read a record written by :func:`save`; a malformed file raises RecordError."""
-    text = read_text(path, "record", RecordError)
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise RecordError(f"{path}: not a valid JSON record ({e})") from None
-    except RecursionError:
-        raise RecordError(f"{path}: the JSON nests too deeply to be a record") from None
+    record = parse_json(read_text(path, "record", RecordError), f"record {path}", RecordError)
     _check_depth(record)
     return record

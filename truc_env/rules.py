@@ -7,12 +7,12 @@ unknown variants, options and values raise :class:`RulesError` listing what is a
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from .cards import FAMILIES, DeckFamily
+from .checks import MAX_SEED, check_seed  # noqa: F401  (re-exported: their first home, kept for callers)
 from .errors import RulesError
 from .variants import MANILHA_SUITS, VARIANTS, OptionSpec, Variant, int_range, pick
 
@@ -214,17 +214,6 @@ def _manilha_strength(rules: Rules, vira: int) -> tuple:
                 strength[card] = top + 3 - i
         hit = _MANILHA_CACHE[key] = tuple(strength)
     return hit
-
-
-MAX_SEED = 2**63 - 1
-
-
-def check_seed(seed, what: str = "seed") -> int:
-    """A seed as numpy takes it: an integer in 0..2**63-1 (not a bool, a float or a negative number)."""
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed <= MAX_SEED:
-        text = repr(seed) if len(repr(seed)) <= 60 else repr(seed)[:57] + "..."
-        raise RulesError(f"{what}={text} is invalid; a seed is an integer in 0..{MAX_SEED}")
-    return int(seed)
 
 
 def option_specs(variant: str) -> dict[str, OptionSpec]:

@@ -58,9 +58,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .actions import layout_of
+from .checks import check_actions, check_seed
 from .engine import State, envido_points, possible_winners
 from .episode import Dealer, Episode, side_rewards
-from .errors import IllegalActionError, TrucError
+from .errors import TrucError
 from .observe import CALL_KINDS, ENVIDO_CHAIN, ENVIDO_KINDS, ENVIDO_MAX_POINTS, FLOR_MIN_POINTS, encoder_of
 from .rules import VARIANTS, Rules, make_rules
 
@@ -168,7 +169,7 @@ def check_batch_memory(rules: Rules, num_envs: int, backend: str, obs_size: int)
     if avail is not None and need > avail:
         raise TrucError(f"num_envs={num_envs:,} needs about {need / 2**30:,.1f} GiB for the {backend} backend's "
                         f"arrays ({need // num_envs:,} bytes a game), but only {avail / 2**30:,.1f} GiB of memory "
-                        f"is available")
+                        f"is available; lower num_envs")
 
 
 class VectorEnv:
@@ -184,8 +185,9 @@ class VectorEnv:
                 raise TrucError(f"{name}={value!r} is invalid; allowed: {', '.join(map(repr, allowed))}")
         self.rules = variant if isinstance(variant, Rules) else make_rules(variant, **options)
         r = self.rules
-        if not (isinstance(num_envs, int) and num_envs >= 1):
+        if isinstance(num_envs, bool) or not (isinstance(num_envs, int) and num_envs >= 1):
             raise TrucError(f"num_envs must be a positive integer, got {num_envs!r}")
+        seed = None if seed is None else check_seed(seed)
         if dealer is None:
             dealer = r.first_dealer
         if dealer != "random" and not (isinstance(dealer, int) and 0 <= dealer < r.players):
@@ -229,6 +231,7 @@ class VectorEnv:
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None) -> VecReset:
         """Start a new episode in every game (``seed`` re-seeds the chance streams)."""
+        seed = None if seed is None else check_seed(seed)
         if seed is None:
             seed = self._seed
             self._seed = None if seed is None else seed + 1_000_003
@@ -237,12 +240,7 @@ class VectorEnv:
 
     def step(self, actions) -> VecStep:
         """One decision per game: ``actions[b]`` for game b (must be legal), or -1 to let it wait."""
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,):
-            raise TrucError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
-        if actions.dtype.kind not in "iu":  # 2.7 must not play action 2, nor True action 1
-            raise IllegalActionError(f"actions must be integer ids (an int array), got dtype {actions.dtype}")
-        actions = actions.astype(np.int32, copy=False)
+        actions = check_actions(actions, self.n_actions, self.num_envs)  # before the int32 cast: no wrap
         self._check(actions)
         self._impl.step(actions)
         return VecStep(self._obs, self._mask, self._rew, self._done, self._seat)

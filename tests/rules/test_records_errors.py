@@ -259,8 +259,9 @@ def test_files_that_are_not_records(tmp_path):
 
 
 def test_make_rules_and_new_game_refuse_wrong_types():
+    from truc_env.checks import check_seed
     from truc_env.engine import new_game
-    from truc_env.rules import check_seed, make_rules
+    from truc_env.rules import make_rules
 
     with pytest.raises(RulesError, match="must be a string.*known variants"):
         make_rules(["le_truc"])

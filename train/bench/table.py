@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import sys
@@ -38,6 +39,7 @@ from truc_env.atomic import atomic_open
 from truc_env.errors import TrucError
 from truc_env.rules import VARIANTS, make_rules
 
+from .. import flags
 from . import peers
 from .envs import aec_chunk
 
@@ -199,42 +201,56 @@ def save(result: dict, out: str) -> tuple[str, str | None]:
 def build_parser(p: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     """The options of ``truc bench`` (on ``p`` when given, e.g. a subparser)."""
     p = p or argparse.ArgumentParser(prog="truc bench", description=__doc__.splitlines()[0])
-    p.add_argument("--seconds", type=float, default=1.0, help="wall seconds per measurement (default 1)")
+    p.add_argument("--seconds", type=flags.number(0, 3600, above=True), default=1.0, help="wall seconds per measurement (default 1)")
     p.add_argument("--variants", nargs="+", default=None,
                    help=f"variants or configs ({', '.join(CONFIGS)}), or 'all' for every variant "
                         f"(default: {' '.join(DEFAULT_CONFIGS)}; with --peers: {' '.join(PEER_CONFIGS)})")
-    p.add_argument("--sizes", nargs="+", type=int, default=None,
+    p.add_argument("--sizes", nargs="+", type=flags.COUNT, default=None,
                    help=f"batch sizes B (default: {' '.join(map(str, SIZES))}; "
                         f"with --peers: {' '.join(map(str, PEER_SIZES))})")
-    p.add_argument("--threads", type=int, default=None,
+    p.add_argument("--threads", type=flags.integer(1, 4096), default=None,
                    help="threads for the batched engine (default: 1 below B=4096, all cores above; "
                         "--peers always uses 1)")
     p.add_argument("--peers", action="store_true",
                    help="compare with OpenSpiel, PettingZoo classic and pgx, like for like, per CPU-second of one core")
-    p.add_argument("--repeats", type=int, default=3,
+    p.add_argument("--repeats", type=flags.integer(1, 1000), default=3,
                    help="--peers: rounds over each group's rows, in turn; each row keeps its median (default 3)")
-    p.add_argument("--out", default="results/bench", help="folder for the JSON results and the chart")
+    p.add_argument("--out", type=flags.output_folder, default="results/bench", help="folder for the JSON results and the chart")
     return p
+
+
+def check(args) -> None:
+    """Fill in the defaults and refuse what cannot run, before measuring anything: unknown names, a
+    value out of range, a batch too big for this machine's memory."""
+    from truc_env.checks import check_memory
+    from truc_env.vector import batch_bytes
+
+    if not (math.isfinite(args.seconds) and 0 < args.seconds <= 3600):
+        raise TrucError(f"--seconds must be a finite number in (0, 3600], got {args.seconds}")
+    if args.repeats < 1:
+        raise TrucError(f"--repeats must be at least 1, got {args.repeats}")
+    if args.sizes is not None and any(b < 1 for b in args.sizes):
+        raise TrucError(f"--sizes must be positive batch sizes, got {args.sizes}")
+    if args.threads is not None and args.threads < 1:
+        raise TrucError(f"--threads must be at least 1, got {args.threads}")
+    if args.variants is None:
+        args.variants = list(PEER_CONFIGS if args.peers else DEFAULT_CONFIGS)
+    elif args.variants == ["all"]:
+        args.variants = [name for name in CONFIGS if name not in VARIANTS] + list(VARIANTS)
+    configs = [config_of(name) for name in args.variants]  # refuse an unknown name before measuring anything
+    if args.sizes is None:
+        args.sizes = list(PEER_SIZES if args.peers else SIZES)
+    for variant, options in configs:
+        rules = make_rules(variant, **options)
+        check_memory(batch_bytes(rules, max(args.sizes), "numba"),
+                     f"--sizes {max(args.sizes)} ({rules.variant})", "give smaller --sizes")
 
 
 def main(args=None) -> int:
     """Run the table (or the peers table), print it and save it."""
     if args is None or isinstance(args, list):
         args = build_parser().parse_args(args)
-    if args.seconds <= 0:
-        raise TrucError(f"--seconds must be positive, got {args.seconds}")
-    if args.repeats < 1:
-        raise TrucError(f"--repeats must be at least 1, got {args.repeats}")
-    if args.sizes is not None and any(b < 1 for b in args.sizes):
-        raise TrucError(f"--sizes must be positive batch sizes, got {args.sizes}")
-    if args.variants is None:
-        args.variants = list(PEER_CONFIGS if args.peers else DEFAULT_CONFIGS)
-    elif args.variants == ["all"]:
-        args.variants = [name for name in CONFIGS if name not in VARIANTS] + list(VARIANTS)
-    for name in args.variants:
-        config_of(name)  # refuse an unknown name before measuring anything
-    if args.sizes is None:
-        args.sizes = list(PEER_SIZES if args.peers else SIZES)
+    check(args)
     warnings.simplefilter("ignore")  # PettingZoo's and JAX's notices would break the table
     result = run_peers(args) if args.peers else run_own(args)
     if result["kind"] == "peers":

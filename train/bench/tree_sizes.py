@@ -22,7 +22,7 @@ import json
 import resource
 import time
 
-import numpy as np
+from train.cfr import solver_counts
 
 
 def peak_gb() -> float:
@@ -54,40 +54,6 @@ class Steps:
         print("| step | wall s | CPU s | peak RSS GB |\n|---|---:|---:|---:|")
         for name, w, c, p in self.rows:
             print(f"| {name} | {w:.1f} | {c:.1f} | {p:.2f} |")
-
-
-def solver_bytes(tree, slot_bytes: int = 4) -> dict:
-    """What ``PublicTreeSolver`` allocates on top of the tree (kernels.layout, R/S/sigma, reach, values),
-    counted without edge-sized temporaries."""
-    from numba import njit
-
-    @njit(cache=False)
-    def count(actor, hs, act_start, kind, child, trans, sizes, tr_off, tr_pos):
-        can = np.zeros(tr_off.shape[0] - 1, dtype=np.int64)  # per transition: the hands that can make the play
-        for t in range(can.shape[0]):
-            for j in range(tr_off[t], tr_off[t + 1]):
-                can[t] += tr_pos[j] >= 0
-        isets = slots = values0 = values1 = 0
-        reach = sizes[hs[0, 0]] + sizes[hs[0, 1]]
-        for i in range(actor.shape[0]):
-            q = min(actor[i], 1)
-            own = sizes[hs[i, q]] if actor[i] <= 1 else 0
-            isets += own
-            values0 += sizes[hs[i, 0]]
-            values1 += sizes[hs[i, 1]]
-            for e in range(act_start[i], act_start[i + 1]):
-                slots += own if trans[e] < 0 else can[trans[e]]
-                if kind[e] == 0:
-                    reach += sizes[hs[child[e], q]]
-        return isets, slots, reach, max(values0, values1)
-
-    isets, slots, reach, values = count(tree.actor, tree.hs, tree.act_start, tree.kind, tree.child, tree.trans,
-                                        np.diff(tree.hs_off), tree.tr_off, tree.tr_pos)
-    n = tree.n_nodes
-    trans1 = 0 if getattr(tree, "trans1", None) is not None else 8 * tree.n_actions
-    total = (8 * (n + 1) + 8 * (isets + 1) + slots + 16 * n + 16 * (n + 1) + 3 * slot_bytes * slots
-             + 8 * reach + 8 * values + trans1)
-    return {"isets": int(isets), "slots": int(slots), "reach": int(reach), "values": int(values), "bytes": int(total)}
 
 
 def main():
@@ -146,7 +112,7 @@ def main():
                         **{k: v for k, v in arrays.items() if k in fields})
     del arrays
     size = steps.run("size()", tree.size)
-    need = solver_bytes(tree)
+    need = solver_counts(tree)
     size["edges"] = tree.n_actions
     size["solver_slots"] = need["slots"]
     size["solver_GB_est"] = round(need["bytes"] / 2**30, 2)

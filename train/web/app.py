@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import secrets
 import threading
 from collections import OrderedDict
@@ -37,6 +36,7 @@ from truc_env.errors import TrucError
 from truc_env.rules import make_rules, option_specs
 from truc_env.variants import VARIANTS
 
+from .hosting import check_serve_settings
 from .levels import find_models, ladder, resolve
 from .table import YOU, NotYourTurn, Replay, StaleAction, Table, UnknownGame, parse_records
 
@@ -283,31 +283,12 @@ def _then_view(game_fn, viewer, *args) -> dict:
     return game_fn.__self__.view(viewer)
 
 
-def is_loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def serve(host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False, allow_remote: bool = False,
           models_dir: str | None = None) -> None:
     """Run the web table until interrupted (``truc serve``)."""
     import uvicorn
 
-    if not is_loopback(host) and not allow_remote:
-        raise TrucError(f"--host {host} is not a loopback address: anyone who can reach it could play on this "
-                        "server; pass --allow-remote as well to bind it anyway")
-    if not 1 <= port <= 65535:
-        raise TrucError(f"--port must be in 1..65535, got {port}")
-    if models_dir is None:
-        models_dir = "models" if os.path.isdir("models") else None
-    elif not os.path.isdir(models_dir):
-        raise TrucError(f"--models {models_dir!r} is not a folder")
+    models_dir = check_serve_settings(host, port, allow_remote, models_dir)
     app = create_app(models_dir, allowed_hosts=["*"] if allow_remote else None)
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     print(f"truc web table on {url} (Ctrl-C to stop); models from {models_dir or 'nowhere (no models/ here)'}")
