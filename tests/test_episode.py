@@ -100,7 +100,7 @@ def test_ppo_first_update_losses_are_those_of_before(tmp_path, rollout, reward):
 # ------------------------------------------------------------------------------------------- the driver
 from truc_env.engine import State, sample_chance  # noqa: E402
 from truc_env.episode import Dealer, Episode, side_rewards, win_rewards  # noqa: E402
-from truc_env.errors import TrucError  # noqa: E402
+from truc_env.errors import IllegalActionError, TrucError  # noqa: E402
 from truc_env.pettingzoo_env import raw_env  # noqa: E402
 
 
@@ -154,6 +154,59 @@ def test_uniform_dealer_draws_as_sample_chance():
         assert a == b
         state.apply_action(a)
         twin.apply_action(b)
+
+
+def _one_draw_at_a_time(dealer, state):
+    while state.is_chance_node():
+        state.apply_action(dealer.outcome(state))
+
+
+DEALER_FORMS = {"uniform": lambda rules, seed: Dealer(rules, np.random.default_rng(seed)),
+                "shuffled": lambda rules, seed: Dealer.shuffled(rules, np.random.default_rng(seed)),
+                "seeded": lambda rules, seed: Dealer.seeded(rules, seed)}
+
+
+@pytest.mark.parametrize("form", list(DEALER_FORMS))
+@pytest.mark.parametrize("variant,options", [("le_truc", {}), ("truco_paulista", {"players": 4}),
+                                             ("truco_mineiro", {}), ("put_4p", {}),
+                                             ("truco_paulista", {"signals": {"mode": "free", "intercept": 0.5}})])
+def test_a_deal_dealt_in_one_step_is_the_deal_drawn_card_by_card(form, variant, options):
+    """Dealer.resolve deals a hand in one State.deal call; a redeal, the vira and the later chance
+    (interceptions) included, it gives every state that drawing one card per chance node gives."""
+    rules = make_rules(variant, **options)
+    for seed in range(4):
+        whole, single = DEALER_FORMS[form](rules, seed), DEALER_FORMS[form](rules, seed)
+        a, b = State(rules, dealer="random" if seed == 3 else 0), State(rules, dealer="random" if seed == 3 else 0)
+        play = np.random.default_rng(seed)
+        while True:
+            whole.resolve(a)
+            _one_draw_at_a_time(single, b)
+            assert a.history == b.history and a.hands == b.hands and a.phase == b.phase
+            if a.is_terminal():
+                break
+            legal = a.legal_actions()
+            assert legal == b.legal_actions()
+            action = legal[int(play.integers(len(legal)))]
+            a.apply_action(action)
+            b.apply_action(action)
+        assert [a.hand_facts(h) for h in range(len(a.hand_log))] == [b.hand_facts(h) for h in range(len(b.hand_log))]
+        if form != "seeded":  # the generator is left where it would have been: what follows stays the same
+            assert whole.rng.integers(1 << 30) == single.rng.integers(1 << 30)
+
+
+def test_state_deal_checks_every_card_before_dealing_any():
+    rules = make_rules("le_truc")
+    state = State(rules, episode="hand", dealer=0)
+    ace, king = rules.family.parse("Ac"), rules.family.parse("Kc")
+    for bad, message in (([ace, ace], "not a card left"), ([ace, 2.0], "integer id"), ([ace, True], "integer id"),
+                         ([ace, rules.family.parse("2c")], "not a card left"), ([ace] * 7, "draws left")):
+        with pytest.raises(IllegalActionError, match=message):
+            state.deal(bad)
+        assert state.dealt == [] and state.draws_left == 6  # nothing dealt
+    state.deal([ace, np.int64(king)])
+    assert state.dealt == [ace, king] and state.draws_left == 4 and state.hands[1] == [ace]
+    state.apply_action(state.legal_actions()[0] if state.legal_actions() else rules.deck[0])
+    assert state.draws_left == 3
 
 
 @pytest.mark.parametrize("variant,options", [("le_truc", {}), ("truco_argentino", {"flor": True}),

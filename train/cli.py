@@ -351,6 +351,10 @@ def cmd_exploitability(args) -> None:
         from train.exploitability import check_real_redeal
 
         check_real_redeal(agent, rules)
+    from train.cache_cli import announce_growth, cache_bytes
+
+    cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    cached_before = cache_bytes(cache_dir) if cache_dir else 0
     result = policy_exploitability(agent, rules, dealer=args.dealer, abstraction=args.abstraction,
                                    first_hands=args.first_hands, suits=args.suits, seed=args.seed,
                                    progress=not args.quiet, viras=args.viras,
@@ -386,6 +390,7 @@ def cmd_exploitability(args) -> None:
                 print(f"  projection ({part}): total variation mean {s['mean']:.4f}, p90 {s['p90']:.4f}, "
                       f"max {s['max']:.4f} over {s['decisions']} decisions")
     print(f"  {result['seconds']:.0f}s wall, {result['cpu_seconds']:.0f}s CPU")
+    announce_growth(cache_dir, cached_before)
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with atomic_open(args.out, "w") as f:
@@ -504,6 +509,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     style_arguments(asty)
     asty.set_defaults(func=cmd_analyze_style, check=check_style)
+    from train import cache_cli
+
+    ca = sub.add_parser("cache", help="list the public trees and network inputs kept on disk, or --clear them")
+    cache_cli.add_arguments(ca)
+    ca.set_defaults(func=cache_cli.run_cli)
     from train.bench import table
 
     b = sub.add_parser("bench", help="steps per second of the engine, the envs and the batched engine; "

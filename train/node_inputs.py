@@ -54,11 +54,17 @@ def node_inputs(tree: PublicTree, rules: Rules, features: str, after_redeal: boo
     own_a = np.zeros((n, C), dtype=np.int8)
     bar = tqdm(total=n, desc="inputs", unit="node", disable=not progress, mininterval=5)
     zero = (0,) * C
+    no_hands = [[] for _ in range(rules.players)]
+    actor, act_start, kind, label, child = tree.actor, tree.act_start, tree.kind, tree.label, tree.child
     stack = [(0, root_state(rules, tree.dealer, tree.score, after_redeal, tree.vira), zero, (zero, zero))]
     while stack:
         node, st, used, own = stack.pop()
-        q = int(tree.actor[node])
+        q = int(actor[node])
+        # the public tree's states hold every card of every class; the hand sections are cleared
+        # below, so they are encoded from no hands at all (the same input, without the wasted work)
+        hands, st.hands = st.hands, no_hands
         x = encode_state(st, q, features)
+        st.hands = hands
         x[o_hand:o_hand + D] = 0.0
         x[o_slots:o_slots + hs] = 0.0
         x[o_slots + sum(own[q]):o_slots + hs] = 1.0  # canonical dealt order: the played cards first
@@ -71,10 +77,13 @@ def node_inputs(tree: PublicTree, rules: Rules, features: str, after_redeal: boo
         used_a[node] = used
         own_a[node] = own[q]
         bar.update(1)
-        edges = [e for e in range(int(tree.act_start[node]), int(tree.act_start[node + 1])) if tree.kind[e] == CHILD]
-        for e in edges:
-            lab = int(tree.label[e])
-            nxt = st if e == edges[-1] else st.clone()  # the node is encoded: its last child takes its state
+        lo, hi = int(act_start[node]), int(act_start[node + 1])
+        edges = [(lab, c) for lab, c, k in zip(label[lo:hi].tolist(), child[lo:hi].tolist(), kind[lo:hi].tolist())
+                 if k == CHILD]
+        if len(edges) > 1:
+            st.legal_actions()  # computed once here, shared by the clones: each apply checks against it
+        for i, (lab, node_child) in enumerate(edges):
+            nxt = st if i == len(edges) - 1 else st.clone()  # the node is encoded: its last child takes its state
             if lab >= PLAY:
                 c = lab - PLAY
                 nxt.apply_action(L.play + int(cards.index[c, used[c]]))
@@ -84,7 +93,7 @@ def node_inputs(tree: PublicTree, rules: Rules, features: str, after_redeal: boo
             else:
                 nxt.apply_action(lab)
                 used2, own2 = used, own
-            stack.append((int(tree.child[e]), nxt, used2, own2))
+            stack.append((node_child, nxt, used2, own2))
     bar.close()
     empty = (np.zeros(0, np.int32), np.zeros(0, np.float32))
     rows = [r if r is not None else empty for r in rows]  # nodes no path reaches (none expected)

@@ -131,3 +131,77 @@ def cache_write(path: str, header: dict, arrays: dict) -> None:
 
     with atomic_open(path, "wb") as f:
         np.savez(f, header=np.array(json.dumps(header)), **arrays)
+
+
+CACHE_PREFIXES = ("tree", "inputs")  # the files this module writes: <prefix>-<key digest>.npz
+
+
+def cache_entries(cache_dir: str) -> list[dict]:
+    """Every cache file under ``cache_dir``: path, bytes, kind, what it was built for (from its header)
+    and ``stale`` when today's sources would never read it again (its code digest is another)."""
+    import json
+    import os
+    import zipfile
+
+    if not os.path.isdir(cache_dir):
+        return []
+    current = {"code": code_version(), "encoder": code_version(ENCODER_SOURCES)}
+    out = []
+    for name in sorted(os.listdir(cache_dir)):
+        path = os.path.join(cache_dir, name)
+        kind = name.split("-", 1)[0]
+        leftover = name.startswith(".") and name.endswith(".tmp")  # an interrupted atomic write
+        if not (leftover or (kind in CACHE_PREFIXES and name.endswith(".npz"))) or not os.path.isfile(path):
+            continue
+        entry = {"path": path, "bytes": os.path.getsize(path), "kind": "partial write" if leftover else kind,
+                 "about": "", "stale": leftover}
+        if not leftover:
+            try:
+                with np.load(path, allow_pickle=False) as z:
+                    key = json.loads(str(z["header"]))["key"]
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+                entry.update(about="unreadable", stale=True)
+            else:
+                entry["about"] = _describe_key(key)
+                entry["stale"] = any(key.get(k, v) != v for k, v in current.items())
+        out.append(entry)
+    return out
+
+
+def _describe_key(key: dict) -> str:
+    import json
+
+    rules = json.loads(key.get("rules_key", "{}"))
+    options = ",".join(f"{k}={v}" for k, v in sorted(rules.get("options", {}).items()))
+    text = f"{rules.get('variant', '?')}{'(' + options + ')' if options else ''} dealer {key.get('dealer')}"
+    text += f" score {'-'.join(map(str, key.get('score', [])))} {key.get('abstraction')}"
+    if "vira" in key:
+        text += f" vira {key['vira']}"
+    if "inputs" in key:
+        text += f" {key['inputs']}{' after redeal' if key.get('after_redeal') else ''}"
+    return text
+
+
+def cache_bytes(cache_dir: str) -> int:
+    """The bytes of the cache files under ``cache_dir`` (0 when there is none)."""
+    import os
+
+    if not os.path.isdir(cache_dir):
+        return 0
+    return sum(os.path.getsize(os.path.join(cache_dir, f)) for f in os.listdir(cache_dir)
+               if f.split("-", 1)[0] in CACHE_PREFIXES and f.endswith(".npz"))
+
+
+def clear_cache(cache_dir: str, stale_only: bool = False) -> tuple[int, int]:
+    """Delete the cache files under ``cache_dir`` (only the stale ones with ``stale_only``); nothing
+    else in the folder is touched. Returns (files, bytes) deleted."""
+    import os
+
+    files = size = 0
+    for entry in cache_entries(cache_dir):
+        if stale_only and not entry["stale"]:
+            continue
+        os.unlink(entry["path"])
+        files += 1
+        size += entry["bytes"]
+    return files, size

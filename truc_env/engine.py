@@ -224,9 +224,13 @@ class State:
         if type(action) is not int:  # the shared contract (truc_env.checks); texts: string_to_action()
             action = check_action(action)
         ph = self.phase
+        if ph == "deal":
+            self._draw(action)
+            self._legal = None
+            return
         if ph == "terminal":
             raise IllegalActionError("the game is over: no action is legal")
-        if ph in ("deal", "intercept", "dealer"):
+        if ph in ("intercept", "dealer"):
             self._apply_chance(action)
             return
         if self._legal is None:
@@ -240,6 +244,42 @@ class State:
         self.history.append((self.current_player(), action, 0))
         self._apply(action)
 
+    def deal(self, cards) -> None:
+        """Apply the next deal draws at once, in draw order: the same state as applying each card with
+        :meth:`apply_action` (the same history entries), in one call. Nothing is applied if any card
+        is not an undrawn card of the deck or there are more cards than draws left in this deal."""
+        if self.phase != "deal":
+            raise IllegalActionError(f"not dealing now (phase {self.phase!r}): no card can be dealt")
+        cards = [c if type(c) is int else check_action(c) for c in cards]
+        seq = self.deal_seq
+        if len(cards) > len(seq):
+            raise IllegalActionError(f"{len(cards)} cards given for the {len(seq)} draws left of this deal")
+        drawn, strength = self.drawn, self.rules.base_strength
+        if (len(set(cards)) < len(cards) or not drawn.isdisjoint(cards)
+                or any(not 0 <= c < len(strength) or strength[c] < 0 for c in cards)):
+            for k, card in enumerate(cards):  # name the first card that is not left in the deck
+                self._check_card(card, drawn.union(cards[:k]))
+        dealt, history, deal_order, hands = self.dealt, self.history, self.deal_order, self.hands
+        for card in cards:  # _draw's work, card after card
+            drawn.add(card)
+            dealt.append(card)
+            history.append((CHANCE, card, DEAL_DRAW))
+            target = seq.pop()
+            deal_order.append(target)
+            if target >= 0:
+                hands[target].append(card)
+            else:
+                self.vira = card
+                self.strength = self.rules.strength_with_vira(card)
+        if not seq:
+            self._after_deal()
+        self._legal = None
+
+    @property
+    def draws_left(self) -> int:
+        """The deal draws still to come in this deal (0 when not dealing)."""
+        return len(self.deal_seq) if self.phase == "deal" else 0
+
     def returns(self) -> list[float]:
         """Zero-sum points per seat accumulated since the start of the episode."""
         gained = [s - s0 for s, s0 in zip(self.score, self.start_score)]
@@ -251,19 +291,15 @@ class State:
                    "trick_winners", "trick_leaders", "call_queue", "resigned", "env_calls", "env_queue",
                    "flor_seats", "flor_sides", "signal_queue", "intercept_queue", "pass_queue", "given", "discards")
 
+    # how clone copies each slot that is not shared (immutable values and the Rules are shared)
+    _COPY_NESTED = {"hands": "[list(h) for h in self.hands]", "dealt_hands": "[list(h) for h in self.dealt_hands]",
+                    "old_hands": "[[list(h) for h in hs] for hs in self.old_hands]",
+                    "signals": "[list(x) for x in self.signals]", "drawn": "set(self.drawn)",
+                    "hand_log": "[dict(h) for h in self.hand_log]"}
+
     def clone(self) -> State:
-        new = State.__new__(State)
-        for name in State.__slots__:
-            setattr(new, name, getattr(self, name))
-        for name in State._COPY_LISTS:
-            setattr(new, name, list(getattr(self, name)))
-        new.hands = [list(h) for h in self.hands]
-        new.dealt_hands = [list(h) for h in self.dealt_hands]
-        new.old_hands = [[list(h) for h in hs] for hs in self.old_hands]
-        new.signals = [list(x) for x in self.signals]
-        new.drawn = set(self.drawn)
-        new.hand_log = [dict(h) for h in self.hand_log]
-        return new
+        """An independent copy (the solvers clone millions of states: see :func:`_make_clone`)."""
+        return _clone(self)
 
     def hand_facts(self, hand: int = -1) -> dict:
         """What happened at the table in one hand (index into ``hand_log``; -1: the last begun).
@@ -386,23 +422,30 @@ class State:
         self.phase = "deal"
         self._legal = None
 
+    def _check_card(self, card: int, drawn) -> None:
+        if card in drawn or not (0 <= card < len(self.strength)) or self.rules.base_strength[card] < 0:
+            raise IllegalActionError(f"chance outcome {card} is not a card left in the deck")
+
+    def _draw(self, outcome: int) -> None:
+        """One deal draw: the card goes to the next seat of the deal sequence (or is turned: the vira)."""
+        self._check_card(outcome, self.drawn)
+        self.drawn.add(outcome)
+        self.dealt.append(outcome)
+        self.history.append((CHANCE, outcome, DEAL_DRAW))
+        target = self.deal_seq.pop()
+        self.deal_order.append(target)
+        if target >= 0:
+            self.hands[target].append(outcome)
+        else:
+            self.vira = outcome
+            self.strength = self.rules.strength_with_vira(outcome)
+        if not self.deal_seq:
+            self._after_deal()
+
     def _apply_chance(self, outcome: int) -> None:
         ph = self.phase
         if ph == "deal":
-            if outcome in self.drawn or not (0 <= outcome < len(self.strength)) or self.rules.base_strength[outcome] < 0:
-                raise IllegalActionError(f"chance outcome {outcome} is not a card left in the deck")
-            self.drawn.add(outcome)
-            self.dealt.append(outcome)
-            self.history.append((CHANCE, outcome, DEAL_DRAW))
-            target = self.deal_seq.pop()
-            self.deal_order.append(target)
-            if target >= 0:
-                self.hands[target].append(outcome)
-            else:
-                self.vira = outcome
-                self.strength = self.rules.strength_with_vira(outcome)
-            if not self.deal_seq:
-                self._after_deal()
+            self._draw(outcome)
         elif ph == "intercept":
             if outcome not in (0, 1):
                 raise IllegalActionError(f"interception outcome must be 0 (unseen) or 1 (seen), got {outcome}")
@@ -981,6 +1024,27 @@ class State:
         self._legal = None
 
 
+def _make_clone():
+    """``State.clone`` as one straight-line function over the slots, generated once from ``__slots__``:
+    a loop of getattr/setattr over 80 slots costs 3-4x more, and the tree builders clone millions."""
+    lines = ["def clone(self):", "    new = new_state(State)"]
+    for name in State.__slots__:
+        if name in State._COPY_NESTED:
+            value = State._COPY_NESTED[name]
+        elif name in State._COPY_LISTS:
+            value = f"list(self.{name})"
+        else:
+            value = f"self.{name}"
+        lines.append(f"    new.{name} = {value}")
+    lines.append("    return new")
+    scope = {"State": State, "new_state": object.__new__}
+    exec("\n".join(lines), scope)  # noqa: S102  (the text is built from the class's own slot names)
+    return scope["clone"]
+
+
+_clone = _make_clone()
+
+
 def _cap(max_raises: int | None) -> int:
     """The raise cap as hand_rules takes it: -1 for none."""
     return -1 if max_raises is None else max_raises
@@ -1012,3 +1076,18 @@ def sample_chance(state: State, rng) -> int:
     outcomes = state.chance_outcomes()
     probs = [p for _, p in outcomes]
     return outcomes[int(rng.choice(len(outcomes), p=probs))][0]
+
+
+def sample_deal(state: State, rng) -> list[int]:
+    """The rest of this deal's draws at once, for :meth:`State.deal`: the very cards that
+    :func:`sample_chance` would draw one at a time from the same ``rng`` (the same calls, in order)."""
+    deck, drawn = state.rules.deck, set(state.drawn)
+    integers, size = rng.integers, len(deck)
+    cards = []
+    for _ in range(state.draws_left):
+        card = deck[int(integers(size))]
+        while card in drawn:
+            card = deck[int(integers(size))]
+        drawn.add(card)
+        cards.append(card)
+    return cards

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from .engine import State, sample_chance
+from .engine import State, sample_chance, sample_deal
 from .errors import TrucError
 from .rules import Rules
 
@@ -56,19 +56,41 @@ class Dealer:
         """The outcome of the chance node ``state`` is at."""
         if state.phase != "deal" or self._decks is None:
             return sample_chance(state, self.rng)
+        self._deck_for(state)
+        while self.order[self.pos] in state.drawn:  # redeals continue down the same deck
+            self.pos += 1
+        return self.order[self.pos]
+
+    def deal(self, state: State) -> list[int]:
+        """The rest of the deal ``state`` is in, at once: the cards :meth:`outcome` would give one draw
+        at a time (the same random calls in the same order, so the same states from the same seed)."""
+        if self._decks is None:
+            return sample_deal(state, self.rng)
+        self._deck_for(state)
+        order, drawn, pos = self.order, state.drawn, self.pos
+        cards = []
+        for _ in range(state.draws_left):
+            while order[pos] in drawn:  # redeals continue down the same deck
+                pos += 1
+            cards.append(order[pos])
+            pos += 1
+        self.pos = pos
+        return cards
+
+    def _deck_for(self, state: State) -> None:
         if len(state.hand_log) != self.hand:  # a new hand: its own deck order
             self.hand = len(state.hand_log)
             self.perm = self._decks(self.hand)
             self.order = [self.rules.deck[i] for i in self.perm]
             self.pos = 0
-        while self.order[self.pos] in state.drawn:  # redeals continue down the same deck
-            self.pos += 1
-        return self.order[self.pos]
 
     def resolve(self, state: State) -> None:
-        """Play chance nodes until a decision or the end."""
+        """Play chance nodes until a decision or the end; a deal is dealt in one step."""
         while state.is_chance_node():
-            state.apply_action(self.outcome(state))
+            if state.phase == "deal":
+                state.deal(self.deal(state))
+            else:
+                state.apply_action(self.outcome(state))
 
 
 def side_rewards(rules: Rules, win: int) -> list[float]:

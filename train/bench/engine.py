@@ -3,9 +3,9 @@
     python -m train.bench.engine [--seconds S] [--variants le_truc put ...] [--profile]
 
 For every variant (default options) it plays random single hands (``episode="hand"``) for S
-seconds in one process on one core, the way an environment would: chance outcomes drawn with
-``truc_env.engine.sample_chance`` and a ``numpy.random.Generator``, decisions picked uniformly
-from ``legal_actions()`` and applied with ``apply_action``. In the same run it drives
+seconds in one process on one core, the way an environment would: chance resolved by the episode
+driver's ``truc_env.episode.Dealer.shuffled`` over a ``numpy.random.Generator`` (a deck order
+per hand, the deal in one step, as the PettingZoo env deals), decisions picked uniformly from ``legal_actions()`` and applied with ``apply_action``. In the same run it drives
 ``pyspiel.load_game("leduc_poker")`` through the same kind of Python loop and prints the ratio.
 
 Two extra columns isolate overheads that are not the rules themselves:
@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from truc_env.engine import State, sample_chance
+from truc_env.episode import Dealer
 from truc_env.rules import VARIANTS, make_rules
 
 from .threads import pin_single_thread
@@ -81,7 +82,30 @@ def random_play_loop(new_state, chance, rng):
 
 
 def truc_hand_loop(rules, rng):
-    """One random hand, as an environment drives the engine; returns the decisions taken."""
+    """One random hand, as an environment drives the engine; returns the decisions taken.
+
+    Chance is resolved as the PettingZoo and Gymnasium environments resolve it, by the episode
+    driver's ``Dealer.shuffled``: one deck order drawn per hand, the deal applied in one
+    ``State.deal`` step (:func:`truc_card_loop` draws a card per chance node instead).
+    """
+
+    def play_one() -> int:
+        state = State(rules, episode="hand")
+        dealer = Dealer.shuffled(rules, rng)  # a dealer per episode, as an environment's reset makes
+        decisions = 0
+        while True:
+            dealer.resolve(state)
+            if state.is_terminal():
+                return decisions
+            legal = state.legal_actions()
+            state.apply_action(legal[int(rng.integers(len(legal)))])
+            decisions += 1
+
+    return play_one
+
+
+def truc_card_loop(rules, rng):
+    """:func:`truc_hand_loop` with one chance node per card (``sample_chance``), the way OpenSpiel deals."""
     return random_play_loop(lambda: State(rules, episode="hand"), lambda state: sample_chance(state, rng), rng)
 
 

@@ -6,7 +6,10 @@ one core, so the figure is steps per CPU-second and other jobs on the machine do
 
 - ``python loop``: one game at a time through a Python loop over the state API (``legal_actions`` /
   ``apply_action``, uniform random choices): ``truc_env.engine.State`` against OpenSpiel's C++
-  ``leduc_poker`` and ``kuhn_poker`` through ``pyspiel``;
+  ``leduc_poker`` and ``kuhn_poker`` through ``pyspiel``. Each side resolves chance with its own
+  API: pyspiel one chance node at a time, Truc as its PettingZoo env does (the episode driver's
+  ``Dealer.shuffled``: a deck order per hand, the deal in one step); the ``per card`` row is Truc
+  with one chance node per card (``sample_chance``);
 - ``aec raw_env``: the PettingZoo agent loop (``agent_iter`` / ``last`` / ``step``) over
   ``truc_env.raw_env`` against PettingZoo classic ``leduc_holdem_v4`` and ``texas_holdem_v4``
   (they need ``rlcard``);
@@ -21,13 +24,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine import spiel_loop, truc_hand_loop
+from .engine import spiel_loop, truc_card_loop, truc_hand_loop
 from .envs import aec_chunk
 from .threads import SINGLE_THREAD_ENV, pin_single_thread  # noqa: F401  (re-exported for table.py)
 
 
 def truc_loop_chunk(rules, seed: int):
     play_one = truc_hand_loop(rules, np.random.default_rng(seed))
+    return lambda: sum(play_one() for _ in range(20))
+
+
+def truc_card_loop_chunk(rules, seed: int):
+    play_one = truc_card_loop(rules, np.random.default_rng(seed))
     return lambda: sum(play_one() for _ in range(20))
 
 
@@ -116,6 +124,8 @@ def peer_rows(timer, configs: list[tuple[str, str, dict]], sizes: list[int], rep
     for name, variant, options in configs:
         groups["python loop"].append(
             (f"truc {name}", lambda v=variant, o=options: truc_loop_chunk(make_rules(v, **o), 0), False, {}))
+        groups["python loop"].append((f"truc {name} per card", lambda v=variant, o=options:
+                                      truc_card_loop_chunk(make_rules(v, **o), 0), False, {}))
     for env_name in ("leduc_holdem_v4", "texas_holdem_v4"):
         groups.setdefault("aec raw_env", []).append(
             (f"pettingzoo {env_name}", lambda e=env_name: pettingzoo_classic(e), True, {}))
