@@ -167,6 +167,11 @@ def cmd_analyze_style(args) -> None:
 def cmd_exploitability(args) -> None:
     import os
 
+    if args.approx:
+        from train.approx_br import cmd_approx
+
+        return cmd_approx(args)
+
     from agents import make_agent
     from train.exploitability import default_cache_dir, policy_exploitability, projection_error
     from truc_env.atomic import atomic_open
@@ -297,6 +302,12 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--real-redeal", action="store_true",
                     help="also the exact figure in the real game with its redeal (agents whose play after a redeal "
                     "ignores the first hand: cfr:PATH, random, a network distilled with forget_first_hand)")
+    ex.add_argument("--approx", action="store_true",
+                    help="a lower bound for any variant and agent spec: a best response learned by PPO, measured on "
+                    "fresh duplicate deals (docs/approx_exploitability.md)")
+    ex.add_argument("--br-steps", type=int, default=200_000, help="--approx: the learner's budget in learner steps")
+    ex.add_argument("--eval-deals", type=int, default=2000, help="--approx: duplicate deals measuring its value")
+    ex.add_argument("--br-dir", help="--approx: keep the learned best response's run folder here (default: discarded)")
     ex.add_argument("--out", help="write the result as JSON here")
     ex.set_defaults(func=cmd_exploitability)
     an = sub.add_parser("analyze", help="analyse agents (partner signals)")
