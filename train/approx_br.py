@@ -28,7 +28,7 @@ import numpy as np
 from truc_env.errors import TrucError
 from truc_env.rules import Rules
 
-from . import stats
+from . import config, stats
 from .arena import ArenaConfig, play_unit
 
 MAX_STEPS = 10**9  # more learner steps than any run of this project (a CPU-week): a typo, refused
@@ -37,7 +37,9 @@ EVAL_STREAM = 0x42525F45  # "BR_E": the evaluation deals' seed stream, apart fro
 # side, against the agent alone, no league, no periodic evaluation or checkpoint (the run is one call)
 BR_SETTINGS = {"features": "observation+strength", "hidden": [256, 256], "num_envs": 64, "steps_per_update": 4096,
                "self_play_prob": 0.0, "fixed_prob": 1.0, "episode": "hand", "learning_rate": 3e-4,
-               "ent_coef": 0.003, "tensorboard": False, "plot": False}
+               "ent_coef": 0.003, "fixed_batched": True, "tensorboard": False, "plot": False}
+FIXED = ("name", "out_dir", "seed", "variant", "options", "total_steps", "fixed_opponents", "eval_opponent",
+         "fixed_options", "time_limit_minutes")
 
 
 def check_budget(steps: int, eval_deals: int) -> None:
@@ -49,18 +51,26 @@ def check_budget(steps: int, eval_deals: int) -> None:
 
 
 def br_config(spec: str, rules: Rules, steps: int, seed: int, out_dir: str, name: str = "br",
-              overrides: dict | None = None, progress: bool = False):
-    """The PPO config of the best-response learner against ``spec`` on ``rules``."""
+              overrides: dict | None = None, progress: bool = False, set_pairs=()):
+    """The PPO config of the best-response learner against ``spec`` on ``rules``; ``overrides`` (a
+    mapping) and ``set_pairs`` (``key=value`` strings, as ``--set``) change its settings."""
     from .ppo import PPOConfig
 
-    # the batched engine runs heads-up episodes against a heuristic; every other agent plays on engine
-    # tables, so the batched engine (and its compile) would only be built for nothing
-    batched = spec.startswith("heuristic") and not rules.partnership and rules.players == 2
-    d = {**BR_SETTINGS, "name": name, "out_dir": out_dir, "seed": seed, "variant": rules.variant,
-         "options": dict(rules.options), "total_steps": steps, "fixed_opponents": [spec], "eval_opponent": spec,
-         "rollout": "auto" if batched else "engine", "progress": progress}
-    d["eval_every"] = d["checkpoint_every"] = max(1, steps // d["steps_per_update"])  # the last update only
+    # the batched engine runs the episodes against a heads-up heuristic, a network or random
+    # (train.ppo.BatchPolicy); other agents play on engine tables (and it would only be built for nothing)
+    kind = spec.partition(":")[0]
+    batched = (kind == "heuristic" and not rules.partnership and rules.players == 2) or kind in ("ppo", "random")
+    d = {**BR_SETTINGS, "rollout": "auto" if batched else "engine", "progress": progress}
     d.update(overrides or {})
+    d = config.apply_overrides(d, set_pairs)
+    fixed = sorted(set(d) & set(FIXED))
+    if fixed:
+        raise TrucError(f"best-response settings {', '.join(fixed)} are set by the measurement itself "
+                        "(the agent, the rules, the budget, the run folder)")
+    d.update({"name": name, "out_dir": out_dir, "seed": seed, "variant": rules.variant, "options": dict(rules.options),
+              "total_steps": steps, "fixed_opponents": [spec], "eval_opponent": spec})
+    d.setdefault("eval_every", max(1, steps // d["steps_per_update"]))  # the last update only
+    d.setdefault("checkpoint_every", d["eval_every"])
     cfg = PPOConfig.from_dict(d, "best-response settings")
     cfg.validate()
     return cfg
@@ -90,12 +100,13 @@ def measure_value(br_spec: str, spec: str, rules: Rules, deals: int, seed: int, 
 
 def approx_exploitability(spec: str, rules: Rules, steps: int, seed: int = 0, eval_deals: int = 2000,
                           out_dir: str | None = None, overrides: dict | None = None, progress: bool = False,
-                          log=None) -> dict:
+                          log=None, set_pairs=()) -> dict:
     """A lower bound on the exploitability of agent ``spec`` on ``rules`` (points per hand): PPO's best
     response after ``steps`` learner steps, measured on ``eval_deals`` fresh duplicate deals.
 
     ``out_dir``: where the learner's run folder (``br/policy.pt``, playable as ``ppo:PATH``) is kept
-    (None: a temporary folder, removed). ``overrides``: PPO settings over :data:`BR_SETTINGS`.
+    (None: a temporary folder, removed). ``overrides`` (a mapping), ``set_pairs`` (``key=value``): PPO
+    settings over :data:`BR_SETTINGS`.
     """
     from agents import make_agent
 
@@ -107,7 +118,7 @@ def approx_exploitability(spec: str, rules: Rules, steps: int, seed: int = 0, ev
     tmp = tempfile.TemporaryDirectory(prefix="truc-br-") if out_dir is None else None
     root = tmp.name if tmp is not None else out_dir
     try:
-        cfg = br_config(spec, rules, steps, seed, root, overrides=overrides, progress=progress)
+        cfg = br_config(spec, rules, steps, seed, root, overrides=overrides, progress=progress, set_pairs=set_pairs)
         cpu0, t0 = time.process_time(), time.time()
         say(f"[br] learning a best response to {spec} on {rules.variant}: {cfg.total_steps:,} learner steps")
         run = train(cfg)
@@ -143,7 +154,7 @@ def cmd_approx(args) -> None:
     if args.dealer != 0:
         raise TrucError("--approx measures from seat 0 dealing (the duplicate deals' seating); drop --dealer")
     r = approx_exploitability(args.agent, rules, args.br_steps, args.seed, args.eval_deals, args.br_dir,
-                              progress=not args.quiet)
+                              progress=not args.quiet, set_pairs=args.br_set)
     lo, hi = r["ci95"]
     print(f"{args.agent} on {rules.variant} (one hand from 0-0, seat 0 deals), learned best response:")
     print(f"  exploitability >= {r['exploitability_lower_bound']:.4f} points per hand (95% interval "

@@ -307,6 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "fresh duplicate deals (docs/approx_exploitability.md)")
     ex.add_argument("--br-steps", type=int, default=200_000, help="--approx: the learner's budget in learner steps")
     ex.add_argument("--eval-deals", type=int, default=2000, help="--approx: duplicate deals measuring its value")
+    ex.add_argument("--br-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="--approx: a PPO setting of the learner (train/ppo.py, VALUE is YAML); repeatable")
     ex.add_argument("--br-dir", help="--approx: keep the learned best response's run folder here (default: discarded)")
     ex.add_argument("--out", help="write the result as JSON here")
     ex.set_defaults(func=cmd_exploitability)
