@@ -159,6 +159,8 @@ def cmd_approx(args) -> None:
     print(f"{args.agent} on {rules.variant} (one hand from 0-0, seat 0 deals), learned best response:")
     print(f"  exploitability >= {r['exploitability_lower_bound']:.4f} points per hand (95% interval "
           f"{lo:.4f} .. {hi:.4f}; a lower bound: the response is learned, not exact)")
+    if hi < 0:
+        print("  (below 0: the learner has not caught up with the policy yet; a larger --br-steps may)")
     print(f"  best response on side 0 {r['br_side0']:+.4f}; on side 1 {r['br_side1']:+.4f}")
     print(f"  {r['br_steps']:,} learner steps (budget {r['br_budget']:,}), {r['eval_deals']} fresh duplicate deals; "
           f"{r['train_cpu_seconds']:.0f}s CPU training, {r['measure_cpu_seconds']:.0f}s CPU measuring")
