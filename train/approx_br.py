@@ -113,7 +113,11 @@ def approx_exploitability(spec: str, rules: Rules, steps: int, seed: int = 0, ev
     from .ppo import train
 
     check_budget(steps, eval_deals)
+    if spec.partition(":")[0] == "human":
+        raise TrucError("a best response is learned against an agent that plays by itself, not 'human'")
     make_agent(spec, rules, seed=0)  # an agent trained for other rules is refused here, before training
+    if out_dir is not None and os.path.exists(os.path.join(out_dir, "br")):
+        raise TrucError(f"{out_dir} already holds a best-response run (br/); choose another folder")
     say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     tmp = tempfile.TemporaryDirectory(prefix="truc-br-") if out_dir is None else None
     root = tmp.name if tmp is not None else out_dir
