@@ -654,7 +654,8 @@ class Collector:
             return -1
         if isinstance(agent, HeuristicAgent) and batch_supports(self.rules) is None:
             key, build = agent.style_name, lambda: BatchHeuristic(self.rules, agent.style_name)
-        elif self.cfg.fixed_batched and BatchPolicy.takes(agent):
+        elif self.cfg.fixed_batched and self.cfg.fixed_options is None and BatchPolicy.takes(agent):
+            # (a network of other options reads another observation layout: it stays on tables)
             key, build = id(agent), lambda: BatchPolicy(self.rules, agent)
         else:
             return -1
