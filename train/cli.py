@@ -175,9 +175,16 @@ def check_exploitability(args) -> None:
     from truc_env.rules import make_rules
 
     rules = make_rules(args.variant, **parse_options(args.options))
+    if args.approx:
+        from train.approx_br import check_request
+
+        if args.dealer != 0:
+            raise TrucError("--approx measures from seat 0 dealing (the duplicate deals' seating); drop --dealer")
+        check_request(args.agent, rules, args.br_steps, args.eval_deals, args.br_dir, args.br_set)
+        return
     if rules.players != 2:
         raise TrucError(f"exploitability is exact on the heads-up public tree; {args.variant} has {rules.players} "
-                        "players")
+                        "players (--approx measures any game)")
 
 
 def check_signals(args) -> None:
@@ -339,6 +346,11 @@ def cmd_analyze_style(args) -> None:
 def cmd_exploitability(args) -> None:
     import os
 
+    if args.approx:
+        from train.approx_br import cmd_approx
+
+        return cmd_approx(args)
+
     from agents import make_agent
     from train.exploitability import default_cache_dir, policy_exploitability, projection_error
     from truc_env.atomic import atomic_open
@@ -488,6 +500,17 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--real-redeal", action="store_true",
                     help="also the exact figure in the real game with its redeal (agents whose play after a redeal "
                     "ignores the first hand: cfr:PATH, random, a network distilled with forget_first_hand)")
+    ex.add_argument("--approx", action="store_true",
+                    help="a lower bound for any variant and agent spec: a best response learned by PPO, measured on "
+                    "fresh duplicate deals (docs/approx_exploitability.md)")
+    ex.add_argument("--br-steps", type=flags.integer(1, 10**9), default=200_000,
+                    help="--approx: the learner's budget in learner steps")
+    ex.add_argument("--eval-deals", type=flags.integer(2), default=2000,
+                    help="--approx: duplicate deals measuring its value")
+    ex.add_argument("--br-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="--approx: a PPO setting of the learner (train/ppo.py, VALUE is YAML); repeatable")
+    ex.add_argument("--br-dir", type=flags.output_folder,
+                    help="--approx: keep the learned best response's run folder here (default: discarded)")
     ex.add_argument("--out", type=flags.output_file, help="write the result as JSON here")
     ex.set_defaults(func=cmd_exploitability, check=check_exploitability)
     an = sub.add_parser("analyze", help="analyse agents (partner signals)")

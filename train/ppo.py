@@ -207,6 +207,9 @@ class PPOConfig:
     """the variant options the fixed (and evaluation) opponents were trained for, when they play under
     the training options without sharing them (a ``ppo:`` team trained at ``intercept: 0`` facing a
     learner trained at ``intercept: 1``); None: the training options"""
+    fixed_batched: bool = False
+    """also play the episodes against a fixed ``ppo:`` network or ``random`` on the batched engine
+    (:class:`BatchPolicy`; off: on engine tables, as the committed runs did)"""
     other_play: bool = False
     """free signals only: per episode and side, one seat plays with the signal tokens relabelled by a
     random permutation (other-play, :mod:`train.signals_otherplay`), on engine tables and the batched engine"""
@@ -314,7 +317,7 @@ PPOConfig.SCHEMA = {
     "target_kl": config.Float(0.0, none=True), "self_play_prob": _PROB,
     "pool_scheme": config.Choice("latest", "uniform", "prioritized"), "snapshot_every": _COUNT,
     "pool_size": config.Int(1, 10**6), "pfsp_power": config.Float(0.0), "fixed_opponents": config.List(config.STR),
-    "fixed_prob": _PROB, "fixed_options": config.Setting("dict", none=True), "other_play": config.BOOL, "eval_opponent": config.STR, "eval_every": _COUNT, "eval_episodes": config.Int(1, 10**9),
+    "fixed_prob": _PROB, "fixed_options": config.Setting("dict", none=True), "fixed_batched": config.BOOL, "other_play": config.BOOL, "eval_opponent": config.STR, "eval_every": _COUNT, "eval_episodes": config.Int(1, 10**9),
     "checkpoint_every": _COUNT, "keep_every": config.Int(0), "plot": config.BOOL, "curves_png": config.STR,
     "progress": config.BOOL, "tensorboard": config.BOOL, "exploitability_every": config.Int(0, 10**12),
     "exploitability_first_hands": config.Int(1, 10**6), "exploitability_cache": config.STR,
@@ -591,6 +594,38 @@ class VectorGames:
         return finished
 
 
+class BatchPolicy:
+    """A fixed ``ppo:`` network (``observation`` features, or ``+strength``) or the random agent deciding
+    for its games of the batched engine at once: the agent's own masked distribution, sampled."""
+
+    def __init__(self, rules, agent):
+        self.rules, self.agent, self.key = rules, agent, id(agent)
+        self.gen = torch.Generator()
+
+    @staticmethod
+    def takes(agent) -> bool:
+        from agents.ppo import PPOAgent
+        from agents.random import RandomAgent
+
+        return isinstance(agent, RandomAgent) or (isinstance(agent, PPOAgent) and agent.features != "info_state"
+                                                  and not agent.greedy)
+
+    def reset(self, seed: int) -> None:
+        self.gen.manual_seed(seed)
+
+    def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> torch.Tensor:
+        """(B, actions) the agent's distribution in each game, from the batched engine's observations."""
+        m = torch.as_tensor(mask.astype(bool))
+        with torch.inference_mode():
+            if hasattr(self.agent, "net"):
+                x = torch.as_tensor(encode_batch(self.rules, obs, self.agent.features))
+                return torch.softmax(self.agent.net.masked_logits(x, m), -1)
+            return m.float() / m.sum(-1, keepdim=True)
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return torch.multinomial(self.probabilities(obs, mask), 1, generator=self.gen).squeeze(-1).numpy()
+
+
 class Collector:
     """Plays batches of episodes with the learner, the league and fixed agents."""
 
@@ -603,7 +638,7 @@ class Collector:
         self._stacked: tuple = (None, None, None)  # (snapshot ids, stacked actor layers, their params)
         self.vector: VectorGames | None = None
         self.path, self.why = "engine", "rollout: engine"
-        self.batch_players: list[BatchHeuristic] = []  # heuristics on the batched engine, by style
+        self.batch_players: list = []  # fixed players on the batched engine (BatchHeuristic by style, BatchPolicy)
         if cfg.rollout != "engine":
             why = vector_blocker(cfg, rules)
             if why is None:
@@ -627,16 +662,24 @@ class Collector:
         """The batched player standing in for fixed ``agent`` on the batched engine (-1: none, a table).
 
         The ``heuristic:*`` players of heads-up rules decide there as on a table (the same action
-        for the same information, ``agents/heuristic_batch.py``); their bluff and blind-slot draws
+        for the same information, ``agents/heuristic_batch.py``), and so do ``ppo:`` networks whose
+        features the batched engine gives and the random agent (:class:`BatchPolicy`); their draws
         come from a generator seeded from ``rng`` in each rollout that needs one."""
         vec = self.vector
-        if vec is None or not isinstance(agent, HeuristicAgent) or batch_supports(self.rules) is not None:
+        if vec is None:
             return -1
-        styles = [p.style_name for p in self.batch_players]
-        if agent.style_name not in styles:
-            self.batch_players.append(BatchHeuristic(self.rules, agent.style_name))
-            styles.append(agent.style_name)
-        f = styles.index(agent.style_name)
+        if isinstance(agent, HeuristicAgent) and batch_supports(self.rules) is None:
+            key, build = agent.style_name, lambda: BatchHeuristic(self.rules, agent.style_name)
+        elif self.cfg.fixed_batched and self.cfg.fixed_options is None and BatchPolicy.takes(agent):
+            # (a network of other options reads another observation layout: it stays on tables)
+            key, build = id(agent), lambda: BatchPolicy(self.rules, agent)
+        else:
+            return -1
+        keys = [getattr(p, "style_name", None) or p.key for p in self.batch_players]
+        if key not in keys:
+            self.batch_players.append(build())
+            keys.append(key)
+        f = keys.index(key)
         if f not in vec.fixed_seeded:  # at its first episode of each rollout, like the deals: resumable
             self.batch_players[f].reset(int(rng.integers(2**62)))
             vec.fixed_seeded.add(f)
