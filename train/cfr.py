@@ -3,7 +3,7 @@
 One readable loop: build the public tree once with the engine (:mod:`agents.cfr.tree`), run CFR+ /
 discounted CFR / linear CFR over it (:mod:`agents.cfr.solver`), measure the exact exploitability of
 the average strategy every ``eval_every`` iterations, write the curve (CSV + PNG), checkpoint the
-regrets atomically every ``checkpoint_every`` iterations, and save the strategy file that ``cfr:PATH``
+regrets atomically every ``checkpoint_every`` iterations, and save the strategy file that ``table:PATH``
 loads. ``--resume`` continues from the checkpoint in ``out``.
 
 Rules with a redeal are solved in two steps (``docs/cfr.md``): first the redeal-free hand (the

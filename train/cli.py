@@ -275,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     td.add_argument("--resume", action="store_true", help="continue the fit from its last checkpoint")
     td.set_defaults(func=cmd_train_distill)
     ex = sub.add_parser("exploitability", help="exact exploitability of an agent's policy (heads-up, public tree)")
-    ex.add_argument("--agent", required=True, help="agent spec that gives probabilities: ppo:PATH, cfr:PATH, random")
+    ex.add_argument("--agent", required=True, help="agent spec that gives probabilities: net:PATH, table:PATH, random")
     ex.add_argument("--variant", default="le_truc")
     ex.add_argument("--options", help="options as JSON (default: the variant's defaults)")
     ex.add_argument("--dealer", type=int, default=0)
@@ -286,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="1: one canonical suit assignment; k > 1: average over k random suit relabellings")
     ex.add_argument("--viras", choices=["all", "subgames"], default="all",
                     help="heads-up Paulista: ask the policy after every vira (exact), or after one vira per "
-                    "subgame (exact for cfr:PATH and random, a projection for a network)")
+                    "subgame (exact for table:PATH and random, a projection for a network)")
     ex.add_argument("--check-hands", type=int, default=0,
                     help="self-play hands on which to measure the projection error (0: skip)")
     ex.add_argument("--seed", type=int, default=0)
@@ -296,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--no-cache", action="store_true", help="build the public trees afresh and keep nothing")
     ex.add_argument("--real-redeal", action="store_true",
                     help="also the exact figure in the real game with its redeal (agents whose play after a redeal "
-                    "ignores the first hand: cfr:PATH, random, a network distilled with forget_first_hand)")
+                    "ignores the first hand: table:PATH, random, a network distilled with forget_first_hand)")
     ex.add_argument("--out", help="write the result as JSON here")
     ex.set_defaults(func=cmd_exploitability)
     an = sub.add_parser("analyze", help="analyse agents (partner signals)")

@@ -54,7 +54,7 @@ applied again when the update recomputes log-probabilities and entropies.
 Checkpoints (``{out_dir}/{name}/checkpoint.pt``) are written atomically after every
 ``checkpoint_every`` updates with the optimiser, every RNG state, the league and the metric history;
 ``--resume`` restarts from the last one, and with ``checkpoint_every: 1`` a kill -9 loses no
-completed update. ``policy.pt`` (the network only) is what ``ppo:PATH`` loads in the arena.
+completed update. ``policy.pt`` (the network only) is what ``net:PATH`` loads in the arena.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ class PPOConfig:
     without a vira; with a redeal, the hand after it too): each is tabulated on the public tree and averaged per information set, weighted by
     its own reach (:class:`train.psro.ReachAverage`); ``uniform`` weighs every iterate alike, ``linear``
     the iterate of update t by t. Its exploitability joins the log; it is saved as ``average.npz``
-    (``cfr:PATH`` plays it). ``none``: the last iterate only."""
+    (``table:PATH`` plays it). ``none``: the last iterate only."""
     # --- PPO
     learning_rate: float = 2.5e-4
     """Adam step size"""
@@ -199,12 +199,12 @@ class PPOConfig:
     pfsp_power: float = 2.0
     """prioritized: weight of a snapshot is (1 - learner's win rate against it) ** pfsp_power"""
     fixed_opponents: list = field(default_factory=list)
-    """agent specs mixed in as opponents (``heuristic:honest``, ``cfr:PATH``...)"""
+    """agent specs mixed in as opponents (``heuristic:honest``, ``table:PATH``...)"""
     fixed_prob: float = 0.0
     """probability that an episode's opponents are one of ``fixed_opponents``"""
     fixed_options: dict | None = None
     """the variant options the fixed (and evaluation) opponents were trained for, when they play under
-    the training options without sharing them (a ``ppo:`` team trained at ``intercept: 0`` facing a
+    the training options without sharing them (a ``net:`` team trained at ``intercept: 0`` facing a
     learner trained at ``intercept: 1``); None: the training options"""
     other_play: bool = False
     """free signals only: per episode and side, one seat plays with the signal tokens relabelled by a
@@ -835,7 +835,7 @@ def net_meta(cfg: PPOConfig, rules) -> dict:
 
 
 def policy_dict(cfg: PPOConfig, rules, net: nn.Module) -> dict:
-    """What ``ppo:PATH`` needs: format, versions, Rules, network shape and parameters (plain types)."""
+    """What ``net:PATH`` needs: format, versions, Rules, network shape and parameters (plain types)."""
     return {"format": FORMAT, "version": VERSION, "code_version": truc_env.__version__,
             "rules_key": rules.key, "variant": rules.variant, "options": dict(rules.options),
             "net": net_meta(cfg, rules), "config": dataclasses.asdict(cfg),
@@ -1207,7 +1207,7 @@ class IterateAverage:
         self.count, self.last = int(d["count"]), d.get("last")
 
     def save(self, path: str) -> None:
-        """The average as a strategy file (``cfr:PATH`` plays it); each part's tree is read from the cache."""
+        """The average as a strategy file (``table:PATH`` plays it); each part's tree is read from the cache."""
         from agents.cfr.solver import PublicTreeSolver
         from agents.cfr.strategy import StrategyTable, save_strategy
         from train.exploitability import cached_tree, default_cache_dir
@@ -1358,5 +1358,5 @@ def main(config_path: str, resume: bool = False, overrides: dict | None = None, 
     if ev:
         msg += f"; vs {ev['opponent']}: {ev['return']:+.3f} ± {ev['return_ci95']:.3f} points/episode, win rate {ev['win_rate']:.3f}"
     print(msg)
-    print(f"policy: ppo:{os.path.join(summary['run_dir'], 'policy.pt')}")
+    print(f"policy: net:{os.path.join(summary['run_dir'], 'policy.pt')}")
     return summary

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents import make_agent
+from agents import make_agent, spec_kind
 from truc_env.actions import layout_of
 from truc_env.atomic import atomic_write_text
 from truc_env.engine import State
@@ -698,7 +698,7 @@ def plot_cross_play(xp: dict, path: str, title: str = "cross-play") -> str:
 
 
 def _short(spec: str) -> str:
-    if spec.startswith("ppo:"):
+    if spec_kind(spec) == "net":
         return os.path.basename(os.path.dirname(spec)) or spec
     return spec.replace("heuristic:", "h:")
 

@@ -25,6 +25,7 @@ import json
 import math
 import os
 
+from agents import is_network, spec_kind
 from agents.partner_info import ORACLE_PREFIX, make_oracle
 from truc_env.atomic import atomic_write_text
 from truc_env.errors import TrucError
@@ -196,8 +197,9 @@ def write_bound(report: dict, out: str, img_prefix: str | None = None) -> str:
 
 def _short(spec: str) -> str:
     """An opponent's spec for an axis label: ``heuristic:honest`` -> ``h:honest``, ``ppo:DIR/NAME.pt`` -> ``ppo:NAME``."""
-    if spec.startswith("ppo:"):
-        return "ppo:" + os.path.splitext(os.path.basename(spec[4:]))[0]
+    if spec_kind(spec) == "net":
+        kind, _, path = spec.partition(":")
+        return f"{kind}:" + os.path.splitext(os.path.basename(path))[0]
     return spec.replace("heuristic:", "h:")
 
 
@@ -276,7 +278,7 @@ def run_cli(args) -> None:
         variants = DEFAULT_VARIANTS
     specs = [(v.get("learned") or {}).get("spec", "") for v in variants] + list(args.against)
     specs += [a for v in variants for a in (() if args.against else v.get("also_against", ()))]
-    if any(s.startswith("ppo:") for s in specs):
+    if any(is_network(s) for s in specs):
         import torch  # small networks, one decision at a time: extra threads only contend
 
         torch.set_num_threads(1)

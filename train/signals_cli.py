@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 
+from agents import is_network
 from truc_env.atomic import atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
@@ -66,7 +67,7 @@ def run_cli(args) -> None:
     if not args.variant or not args.team:
         raise TrucError("truc analyze signals needs --variant and at least one --team (or --config)")
     options = parse_options(args.options)
-    if any("ppo:" in t for t in args.team + [args.against, args.eavesdropper or "", args.twin or ""]):
+    if any(is_network(t) for t in args.team + [args.against, args.eavesdropper or "", args.twin or ""]):
         import torch  # small networks, one decision at a time: extra threads only contend
 
         torch.set_num_threads(1)
