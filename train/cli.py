@@ -103,13 +103,13 @@ def cmd_demo(args) -> None:
 
 def cmd_arena(args) -> None:
     from train.arena import ArenaConfig, run_arena
-    from train.report import ranking_note, ranking_table, variance_sentence
+    from train.report import ranking_note, ranking_table, summary_variance_sentence
 
     config = load_config(ArenaConfig, args)
     summary = run_arena(config, resume=args.resume)
     print(ranking_table(summary))
     print("\n" + ranking_note(summary))
-    sentence = variance_sentence(summary.get("variance_reduction"))
+    sentence = summary_variance_sentence(summary)
     if sentence:
         print(f"\n{sentence}")
     print(f"\nresults in {config.out}/ (summary.json, summary.csv, report.md, ratings.png, pairwise.png, games.jsonl)")
