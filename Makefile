@@ -22,7 +22,7 @@ $(BIN)/truc: pyproject.toml
 install: $(BIN)/truc
 
 run: install
-	$(BIN)/truc arena --config configs/arena.yaml
+	$(BIN)/truc arena --config configs/arena/le_truc.yaml
 
 # the README's test command (fast suite: slow tests are excluded by pyproject's addopts); CI runs this target
 test: install

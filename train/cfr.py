@@ -221,7 +221,7 @@ def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
     if rules.redeal and cfg.continuation and not os.path.exists(cfg.continuation):
         # refused before the out folder is made (a refused run used to leave an empty one behind)
         raise TrucError(f"continuation: no strategy file {cfg.continuation!r} (solve the hand without the redeal "
-                        "first, e.g. truc train cfr --config configs/cfr_le_truc.yaml)")
+                        "first, e.g. truc train cfr --config configs/cfr/le_truc.yaml)")
     config.output_folder(cfg.out)
     curve_csv = os.path.join(cfg.out, "curve.csv")
     rows = _read_curve(curve_csv) if resume else []

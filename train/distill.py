@@ -348,7 +348,7 @@ def _check_inputs(cfg: DistillConfig) -> None:
     """TrucError when the teacher or the initial network is not on disk (before any folder is made)."""
     if cfg.teacher is not None and spec_path(cfg.teacher) is None:
         raise TrucError(f"teacher {cfg.teacher!r}: no such file {cfg.teacher.partition(':')[2]!r} (solve it "
-                        "first, e.g. truc train cfr --config configs/cfr_le_truc_redeal.yaml)")
+                        "first, e.g. truc train cfr --config configs/cfr/le_truc_redeal.yaml)")
     if cfg.init is not None and spec_path(cfg.init) is None:
         raise TrucError(f"init {cfg.init!r}: no such file {cfg.init.partition(':')[2]!r} (a network written by "
                         "truc train ppo or truc train distill)")

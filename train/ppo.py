@@ -1,6 +1,6 @@
 """PPO self-play for every Truc variant, in one readable file (after CleanRL's ``ppo.py``).
 
-Run: ``truc train ppo --config configs/ppo_le_truc.yaml [--resume]``.
+Run: ``truc train ppo --config configs/ppo/le_truc.yaml [--resume]``.
 
 How a rollout works. ``num_envs`` slots each play one episode at a time. An episode whose every
 seat is a network (self-play, or the learner against a frozen snapshot of the league) is a game of

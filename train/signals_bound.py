@@ -39,9 +39,9 @@ from .stats import mean_ci
 # default ones for that variant alone (a PPO team plays only the Rules it was trained for).
 LE_TRUC_TEAM = "ppo:models/signals_le_truc_4p.pt"
 MINEIRO_4P = {"players": 4, "signals": {"mode": "card"}}
-MINEIRO_TEAM = "ppo:models/signals_truco_mineiro_4p.pt"  # configs/signals_conv_ppo_truco_mineiro_4p.yaml
+MINEIRO_TEAM = "ppo:models/signals_truco_mineiro_4p.pt"  # configs/signals/conv_ppo_truco_mineiro_4p.yaml
 ARGENTINO_4P = {"players": 4, "signals": {"mode": "senas"}}
-ARGENTINO_TEAM = "ppo:models/signals_truco_argentino_4p.pt"  # configs/signals_conv_ppo_truco_argentino_4p.yaml
+ARGENTINO_TEAM = "ppo:models/signals_truco_argentino_4p.pt"  # configs/signals/conv_ppo_truco_argentino_4p.yaml
 DEFAULT_VARIANTS = (
     {"variant": "le_truc_4p", "options": {}, "learned": {"spec": LE_TRUC_TEAM, "options": {}},
      "also_against": (LE_TRUC_TEAM,)},

@@ -40,7 +40,7 @@ def add_arguments(p) -> None:
     p.add_argument("--img-prefix", default=None,
                    help="with --out: also copy the PNGs to PREFIX_<name>.png (e.g. docs/img/signals_conv_le_truc_4p)")
     p.add_argument("--config", default=None,
-                   help="an experiment file (configs/signals_experiments.yaml): train its PPO runs, then analyse them")
+                   help="an experiment file (configs/signals/experiments.yaml): train its PPO runs, then analyse them")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_pairs",
                    help="with --config: override an experiment setting (VALUE is YAML: --set analysis.deals=50)")
     p.add_argument("--steps", type=int, default=None, help="with --config: learner steps per run instead of the config's")

@@ -1,4 +1,4 @@
-"""The PPO runs of a partner-signalling experiment (``configs/signals_experiments.yaml``).
+"""The PPO runs of a partner-signalling experiment (``configs/signals/experiments.yaml``).
 
 An experiment file lists base PPO configs (each with or without the signal channel) and the seeds to
 train each with; run ``<name>_s<seed>`` goes to ``{out_dir}/{name}_s{seed}/``. Runs whose
@@ -242,7 +242,7 @@ def config_label(path: str) -> str:
 
 
 def experiment_family(path: str) -> str:
-    """The figures' prefix of an experiment file: ``configs/signals_mmd_le_truc_4p.yaml`` -> ``signals_mmd``
+    """The figures' prefix of an experiment file: ``configs/signals/mmd_le_truc_4p.yaml`` -> ``signals_mmd``
     (so that the MMD runs' figures do not overwrite the plain ones, ``signals_conv_*``)."""
     m = re.match(r"signals_[a-z]+(?=_)", os.path.basename(path))
     return m.group(0) if m else "signals_conv"

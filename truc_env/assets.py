@@ -25,6 +25,25 @@ OLD_MODEL_NAMES = {
     "ppo_le_truc_descent12": "distilled_mmd_le_truc_descent12",
     "ppo_le_truc_fit": "distilled_mmd_le_truc_fit",
 }
+# configs/ was one flat folder until 0.2; its old file names resolve for one release (configs/README.md)
+_OLD_CONFIGS = {"arena": "arena/le_truc", "arena_paulista": "arena/paulista", "learn_small_ppo": "ppo/small",
+                "ppo_le_truc_vs_cfr": "arena/ppo_le_truc_vs_cfr"}
+_OLD_PREFIXES = {"cfr_": "cfr/", "ppo_": "ppo/", "learn_": "ppo/", "psro_": "psro/", "distill_": "distill/",
+                 "signals_": "signals/"}
+
+
+def old_config_name(stem: str) -> str:
+    """The 0.2 name of a config of the flat 0.1 folder (``cfr_le_truc`` -> ``cfr/le_truc``); other names as given."""
+    if stem in _OLD_CONFIGS:
+        return _OLD_CONFIGS[stem]
+    if stem.endswith("_arena"):
+        return "arena/" + stem[:-len("_arena")]
+    for old, new in _OLD_PREFIXES.items():
+        if stem.startswith(old):
+            return new + stem[len(old):]
+    return stem
+
+
 # A game's name alone is its best committed network (models/README.md says how each was made).
 DEFAULT_MODELS = {"le_truc": "distilled_mmd_le_truc", "truco_paulista": "ppo_paulista"}
 
@@ -55,6 +74,14 @@ def resolve(kind: str, name: str) -> str:
     return str(found)
 
 
+def shipped_path(kind: str, name) -> str:
+    """:func:`resolve`, or ``name`` as given when nothing matches (the caller's own error then names it)."""
+    try:
+        return resolve(kind, name)
+    except TrucError:
+        return os.fspath(name)
+
+
 def names(kind: str) -> list[str]:
     """Every shipped name of ``kind``, as :func:`resolve` takes it."""
     root = shipped_dir(kind)
@@ -72,6 +99,8 @@ def _shipped(kind: str, name: str) -> Path | None:
         stem, ext = rel, ""
     if kind == "models":
         stem = DEFAULT_MODELS.get(stem, OLD_MODEL_NAMES.get(stem, stem))
+    elif kind == "configs" and "/" not in stem:
+        stem = old_config_name(stem)
     for suffix in ([ext] if ext else KINDS[kind]):
         path = root / (stem + suffix)
         if ".." not in Path(stem).parts and path.is_file():
