@@ -16,6 +16,7 @@ import json
 
 import numpy as np
 
+from .assets import shipped_path
 from .atomic import atomic_write_text, read_text
 from .engine import CHANCE, DEAL_DRAW, FIRST_DEALER, State
 from .errors import IllegalActionError, RecordError, TrucError
@@ -327,7 +328,7 @@ def save(record: dict, path) -> None:
 
 def load(path) -> dict:
     """Read a record written by :func:`save`; a malformed file raises RecordError."""
-    text = read_text(path, "record", RecordError)
+    text = read_text(shipped_path("examples", path), "record", RecordError)
     try:
         record = json.loads(text)
     except json.JSONDecodeError as e:
