@@ -1,4 +1,4 @@
-"""The learning-algorithm benchmark of docs/results.md ("Learning algorithms side by side"), run from the configs.
+"""The learning-algorithm benchmark of docs/results/learning_algorithms.md ("Learning algorithms side by side"), run from the configs.
 
 Every row of the table is one config run for several seeds (``ROWS``): PPO and MMD
 (``configs/ppo/small*.yaml``, ``truc train ppo``), PSRO (``configs/psro/small.yaml``, deterministic),

@@ -1,4 +1,4 @@
-"""The PPO/MMD settings sweep of docs/results.md ("Why MMD stalled"), on the shrunk heads-up Le Truc.
+"""The PPO/MMD settings sweep of docs/results/learning_algorithms.md ("Why MMD stalled"), on the shrunk heads-up Le Truc.
 
 Each setting is ``configs/ppo/small_mmd.yaml`` with ``--set`` overrides (``SETTINGS``), run for the
 given seeds at one learner-step budget, measured exactly after every ``exploitability_every`` updates,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How models/distilled_mmd_le_truc_w256.pt was made (docs/results.md, "Exploitability descent" and "Descent
+# How models/distilled_mmd_le_truc_w256.pt was made (docs/results/distillation.md, "Exploitability descent" and "Descent
 # alone on the real game: 0.210 -> 0.0966"): full-width MMD distilled into the 256-128 network with 12 rounds
 # of descent (seed 1), then five stages of exploitability descent alone, each resuming the last one's
 # checkpoint (60 + 24 + 28 + 26 + 20 rounds; the last with its first-hand inputs off). 4.5 CPU-hours.
