@@ -211,15 +211,15 @@ def main(argv=None) -> int:
     p.add_argument("--only", default="", help="comma-separated row keys (default: every row)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--nfsp-seeds", type=int, nargs="*", default=None, help="seeds of the NFSP row (default: --seeds)")
-    p.add_argument("--csv", default=None, help="default docs/learning_small.csv (docs/learning_small_GAME.csv)")
-    p.add_argument("--png", default=None, help="default docs/img/learning_small.png (docs/img/learning_small_GAME.png)")
+    p.add_argument("--csv", default=None, help="default docs/results/data/learning_small.csv (docs/results/data/learning_small_GAME.csv)")
+    p.add_argument("--png", default=None, help="default docs/results/img/learning_small.png (docs/results/img/learning_small_GAME.png)")
     p.add_argument("--force", action="store_true", help="rerun runs whose results are present")
     args = p.parse_args(argv)
     title, table = GAMES[args.game]
     tail = "" if args.game == "le_truc" else f"_{args.game}"
     args.runs = args.runs or f"runs/learning_benchmark{tail}"
-    args.csv = args.csv or f"docs/learning_small{tail}.csv"
-    args.png = args.png or f"docs/img/learning_small{tail}.png"
+    args.csv = args.csv or f"docs/results/data/learning_small{tail}.csv"
+    args.png = args.png or f"docs/results/img/learning_small{tail}.png"
     keys = [r[0] for r in table]
     only = [k for k in args.only.split(",") if k] or keys
     bad = [k for k in only if k not in keys]

@@ -67,6 +67,7 @@ def _anchors(path: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("doc", ["README.md", "docs/rules.md", "docs/architecture.md", "docs/api.md", "docs/results.md",
+                                 "docs/cfr.md", "docs/signals.md",
                                  "configs/README.md", "models/README.md",
                                  *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs" / "results").glob("*.md"))])
 def test_links_stay_inside_the_repository(doc):

@@ -229,7 +229,7 @@ class PPOConfig:
     plot: bool = True
     """draw the learning curves as a PNG (``curves.png`` in the run folder) at the end"""
     curves_png: str = ""
-    """also copy the learning-curve PNG here (e.g. ``docs/img/ppo_le_truc.png``)"""
+    """also copy the learning-curve PNG here (e.g. ``docs/results/img/ppo_le_truc.png``)"""
     progress: bool = True
     """tqdm progress bar"""
     tensorboard: bool = True

@@ -586,7 +586,7 @@ def report_markdown(report: dict, images: dict) -> str:
 
 def write_outputs(report: dict, out: str, img_prefix: str | None = None) -> dict:
     """summary.json, report.md and the PNGs; returns {title: png path}. PNGs are also copied under
-    ``img_prefix`` (e.g. ``docs/img/signals_paulista``) when given."""
+    ``img_prefix`` (e.g. ``docs/results/img/signals_paulista``) when given."""
     os.makedirs(out, exist_ok=True)
     images = plots(report, out)
     if img_prefix:

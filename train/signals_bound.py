@@ -253,7 +253,7 @@ def add_arguments(p) -> None:
     p.add_argument("--deals", type=int, default=500, help="duplicate deals per team (2 hands each)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="folder for bound.json, bound.md and bound.png")
-    p.add_argument("--img-prefix", default=None, help="also copy the PNG to PREFIX.png (e.g. docs/img/signals_bound)")
+    p.add_argument("--img-prefix", default=None, help="also copy the PNG to PREFIX.png (e.g. docs/results/img/signals_bound)")
 
 
 def run_cli(args) -> None:

@@ -38,7 +38,7 @@ def add_arguments(p) -> None:
     p.add_argument("--samples", type=int, default=8, help="draws per policy estimate for agents without action_probs")
     p.add_argument("--out", default=None, help="folder for summary.json, report.md and the PNGs")
     p.add_argument("--img-prefix", default=None,
-                   help="with --out: also copy the PNGs to PREFIX_<name>.png (e.g. docs/img/signals_conv_le_truc_4p)")
+                   help="with --out: also copy the PNGs to PREFIX_<name>.png (e.g. docs/results/img/signals_conv_le_truc_4p)")
     p.add_argument("--config", default=None,
                    help="an experiment file (configs/signals/experiments.yaml): train its PPO runs, then analyse them")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_pairs",

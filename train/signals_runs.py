@@ -191,7 +191,7 @@ def train_runs(exp: dict, steps: int | None = None, time_limit: float | None = N
 
 
 def run_experiment(path: str, steps: int | None = None, train: bool = True, deals: int | None = None,
-                   img_dir: str = "docs/img", log=print, overrides=()) -> dict:
+                   img_dir: str = "docs/results/img", log=print, overrides=()) -> dict:
     """Train the experiment's runs (unless ``train=False``), then analyse them.
 
     Per base config with the channel: every metric of :func:`train.signals.analyze` for each seed's
@@ -474,7 +474,7 @@ def _analyse_config(job) -> tuple[str, dict, str]:
     return base, entry, "\n".join(lines)
 
 
-def run_leak(exp: dict, deals: int | None = None, log=print, img_dir: str = "docs/img") -> dict:
+def run_leak(exp: dict, deals: int | None = None, log=print, img_dir: str = "docs/results/img") -> dict:
     """The ``leak`` block: per seed, :func:`train.signals.leak` of the team against that seed's
     eavesdropper and twin (a worker each, the same duplicate deals), then the cost pooled over deals
     (per deal, averaged over the seeds) and over seeds. Writes ``{leak.out}/leak.json``; with a
