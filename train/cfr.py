@@ -31,6 +31,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from agents.cfr.mccfr import ALGORITHMS as MCCFR_ALGORITHMS
+from agents.cfr.solver import ALGORITHMS as EXACT_ALGORITHMS
 from truc_env.atomic import atomic_open, atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
@@ -95,7 +97,7 @@ class CFRConfig:
 
 # the exact solver's algorithms, then MCCFR's (kept equal to theirs by tests/test_config.py; importing
 # them here would load the numba kernels just to read a config)
-ALGORITHMS = ("cfr+", "dcfr", "lcfr", "cfr", "mmd", "es_mccfr", "os_mccfr")
+ALGORITHMS = EXACT_ALGORITHMS + MCCFR_ALGORITHMS  # the solvers' own lists: nothing to keep in step
 CFRConfig.KIND = "cfr"
 CFRConfig.SCHEMA = {
     "variant": config.STR, "options": config.DICT, "dealer": config.Int(0, 5),

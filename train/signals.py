@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agents import make_agent, spec_kind
+from agents.heuristic import HAND_WEIGHTS
 from truc_env.actions import layout_of
 from truc_env.atomic import atomic_write_text
 from truc_env.engine import State
@@ -53,7 +54,7 @@ from .stats import mean_ci
 
 HAND_CLASSES = ("weak", "fair", "good", "strong")
 CONDITIONS = ("channel", "muted", "shuffled")
-_WEIGHTS = (0.55, 0.3, 0.15)  # best card counts most; the heuristic agents judge a hand the same way
+_WEIGHTS = HAND_WEIGHTS  # the heuristic agents' own weights: best card counts most
 
 
 # ---------------------------------------------------------------------------------------------- features
