@@ -22,7 +22,7 @@ $(BIN)/truc: pyproject.toml
 install: $(BIN)/truc
 
 run: install
-	$(BIN)/truc arena --config configs/arena.yaml
+	$(BIN)/truc arena --config configs/arena/le_truc.yaml
 
 # the web table's browser tests drive Debian's chromium (tests/test_web_browser.py): installed where we may
 # (root with apt-get), else they are skipped; never a reason for `make test` to fail

@@ -1,17 +1,65 @@
 """Agents: ``act(observation, action_mask) -> int``, built from spec strings by :func:`make_agent`.
 
-Specs: ``random``, ``heuristic:<honest|bluffer|cautious>``, ``cfr:<path>``, ``ppo:<path>``, ``human``.
+Specs: ``random``, ``heuristic:<honest|bluffer|cautious>``, ``table:<path>`` (a tabular strategy, whatever
+solved it: CFR, MCCFR, MMD, PSRO), ``net:<path>`` (a network, whatever trained it: PPO, MMD, distillation),
+``human``. ``cfr:`` and ``ppo:``, the names of 0.1, are kept as aliases of ``table:`` and ``net:`` for one
+release. A path that does not exist is looked up among the shipped models (``net:le_truc``, see
+:mod:`truc_env.assets`).
 """
 
 from __future__ import annotations
 
+from truc_env.assets import resolve
 from truc_env.errors import TrucError
 
-SPEC_FORMS = "random, heuristic:<honest|bluffer|cautious>, cfr:<path>, ppo:<path>, human"
+SPEC_FORMS = "random, heuristic:<honest|bluffer|cautious>, table:<path>, net:<path|name>, human"
+# the file-backed kinds; the aliases are the 0.1 names, kept for one release
+FILE_KINDS = ("table", "net")
+ALIASES = {"cfr": "table", "ppo": "net"}
 
 
 class AgentSpecError(TrucError):
     """An agent spec that does not name an agent, or whose file cannot be loaded."""
+
+
+def spec_kind(spec: str) -> str:
+    """The kind of an agent spec, aliases resolved: ``ppo:x.pt`` -> ``net``, ``heuristic:honest`` -> ``heuristic``."""
+    kind = spec.partition(":")[0]
+    return ALIASES.get(kind, kind)
+
+
+def _wraps(spec: str, kind: str) -> bool:
+    """Whether ``spec``, or the spec a wrapper (``deaf:``, ``mirror:``) holds, is of ``kind``."""
+    return any(ALIASES.get(k, k) == kind for k in spec.split(":")[:-1])
+
+
+def is_network(spec: str) -> bool:
+    """Whether ``spec`` plays a network (``net:`` or its alias ``ppo:``, wrapped or not): the agents that need torch."""
+    return _wraps(spec, "net")
+
+
+def is_table(spec: str) -> bool:
+    """Whether ``spec`` is a tabular strategy file (``table:`` or its alias ``cfr:``)."""
+    return spec_kind(spec) == "table"
+
+
+def spec_file(spec: str) -> str:
+    """The file a ``net:`` / ``table:`` spec (or an alias) names, shipped names resolved; AgentSpecError if none."""
+    kind, _, arg = spec.partition(":")
+    if not arg:
+        raise AgentSpecError(f"{kind} agents need a file: '{kind}:path/to/file'")
+    try:
+        return resolve("models", arg)
+    except TrucError as e:
+        raise AgentSpecError(f"{spec!r}: {e}") from None
+
+
+def spec_path(spec: str) -> str | None:
+    """The file a file-backed spec names, shipped names resolved, or None when there is none."""
+    try:
+        return spec_file(spec)
+    except AgentSpecError:
+        return None
 
 
 def make_agent(spec: str, rules=None, seed: int | None = None):
@@ -34,21 +82,16 @@ def make_agent(spec: str, rules=None, seed: int | None = None):
         from .human import HumanAgent
 
         return HumanAgent()
-    if kind in ("cfr", "ppo"):
-        if not arg:
-            raise AgentSpecError(f"{kind} agents need a file: '{kind}:path/to/file'")
-        import os
-
-        if not os.path.exists(arg):
-            raise AgentSpecError(f"{spec!r}: no such file {arg!r}")
+    if ALIASES.get(kind, kind) in FILE_KINDS:
+        path = spec_file(spec)
         try:
-            if kind == "cfr":
+            if is_table(spec):
                 from .cfr import load_agent
             else:
                 from .ppo import load_agent
         except ImportError as e:
             raise AgentSpecError(f"{spec!r}: the {kind} agent is not available ({e})") from None
-        agent = load_agent(arg, rules)
+        agent = load_agent(path, rules)
         if seed is not None and hasattr(agent, "reset"):
             agent.reset(seed)
         return agent

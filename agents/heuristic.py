@@ -38,6 +38,21 @@ def card_percentile(strength, card: int) -> float:
     return sum(1 for s in deck if s < mine) / max(1, len(deck) - 1)
 
 
+# The hand judgement and the style-free thresholds, written once: the per-state agent below, the batched one
+# (heuristic_batch.py) and the signal study's features (train/signals.py) all read them from here.
+HAND_WEIGHTS = (0.55, 0.3, 0.15)  # the best, second and third card's share of a hand's strength
+BLIND_STRENGTH = 0.5  # a hand nobody sees
+OWN_SHARE, PARTNER_SHARE = 0.6, 0.4  # a partner's shown strength counts where it is the better
+TRICK_WON, TRICK_LOST = 0.2, 0.25  # a trick taken or lost moves the strength
+ELEVEN_ACCEPT = 0.45  # play a mão de onze from this strength
+REDEAL_ACCEPT_BELOW = 0.4  # accept a redeal below this strength
+REDEAL_PROPOSE_BELOW = 0.3  # propose one below this
+ALL_IN_ANSWER_FLOOR = 0.62  # the least strength to accept an all-in (rest, put)
+RERAISE_MARGIN = 0.25  # raise back when this far above the acceptance threshold
+ALL_IN_AT, REST_EXTRA = 0.85, 0.05  # call an all-in from this strength (the rest needs a little more)
+BLUFF_BELOW = 0.4  # a bluffer raises only hands below this
+
+
 @dataclass(frozen=True)
 class Style:
     raise_at: float  # hand strength from which to raise
@@ -78,16 +93,16 @@ class HeuristicAgent:
     def _hand_strength(self, view) -> float:
         own = sorted((self._pct(view, c) for c in view["own"]), reverse=True)
         if not own:  # blind hand: nothing known
-            base = 0.5
+            base = BLIND_STRENGTH
         else:
-            weights = (0.55, 0.3, 0.15)[: len(own)]
+            weights = HAND_WEIGHTS[: len(own)]
             base = sum(w * p for w, p in zip(weights, own)) / sum(weights)
         partner = self._partner_strength(view)
         if partner is not None:
-            base = 0.6 * base + 0.4 * max(base, partner)
+            base = OWN_SHARE * base + PARTNER_SHARE * max(base, partner)
         won = sum(1 for w in view["trick_winners"] if w >= 0 and _ours(view, w))
         lost = sum(1 for w in view["trick_winners"] if w >= 0) - won
-        return float(np.clip(base + 0.2 * won - 0.25 * lost, 0.0, 1.0))
+        return float(np.clip(base + TRICK_WON * won - TRICK_LOST * lost, 0.0, 1.0))
 
     def _partner_strength(self, view) -> float | None:
         if not view["rules_partnership"]:
@@ -130,7 +145,7 @@ class HeuristicAgent:
         if phase == "instruct":
             return self._instruct(view, names)
         if phase == "eleven":
-            return "accept" if strength >= 0.45 else "refuse"
+            return "accept" if strength >= ELEVEN_ACCEPT else "refuse"
         if phase == "give":
             return next(iter(names))
         if phase == "discard":
@@ -143,19 +158,19 @@ class HeuristicAgent:
             return "accept" if self._flor_pts(view, rules) >= st.envido_accept + 4 else "refuse"
         if phase == "answer":
             if view["call"] == "redeal":
-                return "accept" if strength < 0.4 else "refuse"
+                return "accept" if strength < REDEAL_ACCEPT_BELOW else "refuse"
             if any(n in names for n in ("envido", "real_envido")) and self._envido_pts(view, rules) >= st.envido_call:
                 return "envido"
             need = st.accept_at + st.per_level * view["level"]
             if view["call"] in ("rest", "put"):
-                need = max(need, 0.62)
-            if "raise" in names and strength >= need + 0.25:
+                need = max(need, ALL_IN_ANSWER_FLOOR)
+            if "raise" in names and strength >= need + RERAISE_MARGIN:
                 return "raise"
             if strength >= need or (st.bluff_rate and self.rng.random() < st.bluff_rate / 3):
                 return "accept"
             return "refuse"
         # a turn: calls before the card
-        if "redeal" in names and strength < 0.3:
+        if "redeal" in names and strength < REDEAL_PROPOSE_BELOW:
             return "redeal"
         if "envido" in names:
             pts = self._envido_pts(view, rules)
@@ -164,11 +179,11 @@ class HeuristicAgent:
             if pts >= st.envido_call or (st.bluff_rate and self.rng.random() < st.bluff_rate / 2):
                 return "envido"
         all_in = "rest" if "rest" in names else ("put" if "put" in names else None)
-        if all_in and strength >= 0.85 + (0.05 if all_in == "rest" else 0.0):
+        if all_in and strength >= ALL_IN_AT + (REST_EXTRA if all_in == "rest" else 0.0):
             return all_in
         if "raise" in names:
             need = st.raise_at + st.per_level * view["level"]
-            if strength >= need or (st.bluff_rate and strength < 0.4 and self.rng.random() < st.bluff_rate):
+            if strength >= need or (st.bluff_rate and strength < BLUFF_BELOW and self.rng.random() < st.bluff_rate):
                 return "raise"
         if plays:
             return self._play(view, plays, rules)

@@ -27,9 +27,24 @@ from truc_env.actions import layout_of
 from truc_env.errors import TrucError
 from truc_env.observe import encoder_of
 
-from .heuristic import STYLES, card_percentile
+from .heuristic import (
+    ALL_IN_ANSWER_FLOOR,
+    ALL_IN_AT,
+    BLIND_STRENGTH,
+    BLUFF_BELOW,
+    ELEVEN_ACCEPT,
+    HAND_WEIGHTS,
+    REDEAL_ACCEPT_BELOW,
+    REDEAL_PROPOSE_BELOW,
+    RERAISE_MARGIN,
+    REST_EXTRA,
+    STYLES,
+    TRICK_LOST,
+    TRICK_WON,
+    card_percentile,
+)
 
-_WEIGHTS = (0.55, 0.3, 0.15)  # the per-state player's weights of the best, second and third card
+_WEIGHTS = HAND_WEIGHTS
 
 
 def batch_supports(rules) -> str | None:
@@ -103,9 +118,9 @@ class BatchHeuristic:
         num = _WEIGHTS[0] * top[:, 0]
         for i in range(1, len(_WEIGHTS)):  # the per-state sum, term by term in the same order
             num = np.where(k > i, num + _WEIGHTS[i] * top[:, i], num)
-        base = np.where(k > 0, num / self.den[k], 0.5)
+        base = np.where(k > 0, num / self.den[k], BLIND_STRENGTH)
         won, lost = self._tricks(obs)
-        return np.clip(base + 0.2 * won - 0.25 * lost, 0.0, 1.0)
+        return np.clip(base + TRICK_WON * won - TRICK_LOST * lost, 0.0, 1.0)
 
     def _tricks(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(B,) tricks won and lost by the acting seat (a tie is neither)."""
@@ -148,26 +163,26 @@ class BatchHeuristic:
             decided |= pick
 
         bluff_u = uniforms[:, 0]
-        accept_refuse = np.where(strength >= 0.45, act_id("accept"), act_id("refuse"))
+        accept_refuse = np.where(strength >= ELEVEN_ACCEPT, act_id("accept"), act_id("refuse"))
         take(phase == self.phase_of["eleven"], accept_refuse)
         answer = phase == self.phase_of["answer"]
-        take(answer & (call == self.call_of["redeal"]), np.where(strength < 0.4, act_id("accept"), act_id("refuse")))
+        take(answer & (call == self.call_of["redeal"]), np.where(strength < REDEAL_ACCEPT_BELOW, act_id("accept"), act_id("refuse")))
         need = st.accept_at + st.per_level * level
-        need = np.where(call == self.call_of["all_in"], np.maximum(need, 0.62), need)
-        take(answer & legal("raise") & (strength >= need + 0.25), act_id("raise"))
+        need = np.where(call == self.call_of["all_in"], np.maximum(need, ALL_IN_ANSWER_FLOOR), need)
+        take(answer & legal("raise") & (strength >= need + RERAISE_MARGIN), act_id("raise"))
         accept = strength >= need
         if st.bluff_rate:
             accept = accept | (bluff_u < st.bluff_rate / 3)
         take(answer, np.where(accept, act_id("accept"), act_id("refuse")))
         turn = phase == self.phase_of["turn"]
-        take(turn & legal("redeal") & (strength < 0.3), act_id("redeal"))
+        take(turn & legal("redeal") & (strength < REDEAL_PROPOSE_BELOW), act_id("redeal"))
         rest, put = legal("rest"), legal("put")
         all_in = np.where(rest, act_id("rest"), act_id("put"))
-        take(turn & (rest | put) & (strength >= 0.85 + np.where(rest, 0.05, 0.0)), all_in)
+        take(turn & (rest | put) & (strength >= ALL_IN_AT + np.where(rest, REST_EXTRA, 0.0)), all_in)
         need = st.raise_at + st.per_level * level
         raise_ = strength >= need
         if st.bluff_rate:
-            raise_ = raise_ | ((strength < 0.4) & (bluff_u < st.bluff_rate))
+            raise_ = raise_ | ((strength < BLUFF_BELOW) & (bluff_u < st.bluff_rate))
         take(turn & legal("raise") & raise_, act_id("raise"))
         play = self._play(obs, mask, uniforms[:, 1])
         take(turn & (play >= 0), play)

@@ -1,9 +1,9 @@
-"""The learning-algorithm benchmark of docs/results.md ("Learning algorithms side by side"), run from the configs.
+"""The learning-algorithm benchmark of docs/results/learning_algorithms.md ("Learning algorithms side by side"), run from the configs.
 
 Every row of the table is one config run for several seeds (``ROWS``): PPO and MMD
-(``configs/learn_small_*.yaml``, ``truc train ppo``), PSRO (``configs/psro_small.yaml``, deterministic),
+(``configs/ppo/small*.yaml``, ``truc train ppo``), PSRO (``configs/psro/small.yaml``, deterministic),
 OpenSpiel's NFSP (``train.openspiel_nfsp``, the options and budget of ``configs/learn_small_nfsp.yaml``'s
-PPO-style file) and CFR+ for scale (``configs/cfr_small.yaml``). A run whose curve is already in
+PPO-style file) and CFR+ for scale (``configs/cfr/small.yaml``). A run whose curve is already in
 ``--runs`` is read, not run again (``--force`` reruns). Writes, atomically, one CSV of every measurement
 (``--csv``: row, seed, learner steps or oracle calls, exploitability of the last iterate and of the
 average policy where one is kept, the run's CPU seconds) and the figure (``--png``: the median over the
@@ -30,29 +30,29 @@ from truc_env.atomic import atomic_open, atomic_write_text  # noqa: E402
 
 # key, label, kind, config; PPO-kind rows are measured in learner steps, the tabular ones in oracle calls
 ROWS = (
-    ("ppo", "PPO self-play", "ppo", "configs/learn_small_ppo.yaml"),
-    ("mmd", "MMD, uniform magnet", "ppo", "configs/learn_small_mmd.yaml"),
-    ("mmd_moving", "MMD, moving magnet", "ppo", "configs/learn_small_mmd_moving.yaml"),
-    ("mmd_tuned", "MMD, tuned (this sweep)", "ppo", "configs/learn_small_mmd_tuned.yaml"),
-    ("nfsp", "OpenSpiel NFSP (average policy)", "nfsp", "configs/learn_small_ppo.yaml"),
-    ("psro", "PSRO, exact best-response oracle", "psro", "configs/psro_small.yaml"),
-    ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small.yaml"),
-    ("mmd_full", "full-width MMD, tabular (last iterate)", "cfr", "configs/cfr_mmd_small.yaml"),
-    ("mmd_full_net", "full-width MMD distilled into the network", "distill", "configs/distill_small_mmd.yaml"),
+    ("ppo", "PPO self-play", "ppo", "configs/ppo/small.yaml"),
+    ("mmd", "MMD, uniform magnet", "ppo", "configs/ppo/small_mmd.yaml"),
+    ("mmd_moving", "MMD, moving magnet", "ppo", "configs/ppo/small_mmd_moving.yaml"),
+    ("mmd_tuned", "MMD, tuned (this sweep)", "ppo", "configs/ppo/small_mmd_tuned.yaml"),
+    ("nfsp", "OpenSpiel NFSP (average policy)", "nfsp", "configs/ppo/small.yaml"),
+    ("psro", "PSRO, exact best-response oracle", "psro", "configs/psro/small.yaml"),
+    ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr/small.yaml"),
+    ("mmd_full", "full-width MMD, tabular (last iterate)", "cfr", "configs/cfr/mmd_small.yaml"),
+    ("mmd_full_net", "full-width MMD distilled into the network", "distill", "configs/distill/small_mmd.yaml"),
     ("mmd_full_net_descent", "the same, then exploitability descent", "distill",
-     "configs/distill_small_mmd_descent.yaml"),
+     "configs/distill/small_mmd_descent.yaml"),
 )
 # the same tuned MMD and a CFR+ solve for scale on other shrunk games (``--game``; docs/results.md)
 GAMES = {
     "le_truc": ("shrunk heads-up Le Truc (4 ranks, 2-card hands, 2 raises, no redeal)", ROWS),
     "put": ("shrunk heads-up Put (4 ranks, 2-card hands, 2 raises)", (
-        ("mmd_tuned", "MMD, tuned", "ppo", "configs/learn_small_mmd_tuned_put.yaml"),
-        ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small_put.yaml"),
-        ("mmd_full", "full-width MMD, tabular (last iterate)", "cfr", "configs/cfr_mmd_small_put.yaml"))),
+        ("mmd_tuned", "MMD, tuned", "ppo", "configs/ppo/small_mmd_tuned_put.yaml"),
+        ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr/small_put.yaml"),
+        ("mmd_full", "full-width MMD, tabular (last iterate)", "cfr", "configs/cfr/mmd_small_put.yaml"))),
     "mineiro": ("shrunk heads-up clean-deck Truco Mineiro (4 ranks, 2-card hands, 2 raises)", (
-        ("mmd_tuned", "MMD, tuned", "ppo", "configs/learn_small_mmd_tuned_mineiro.yaml"),
-        ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr_small_mineiro.yaml"),
-        ("mmd_full", "full-width MMD, tabular (last iterate)", "cfr", "configs/cfr_mmd_small_mineiro.yaml"))),
+        ("mmd_tuned", "MMD, tuned", "ppo", "configs/ppo/small_mmd_tuned_mineiro.yaml"),
+        ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr/small_mineiro.yaml"),
+        ("mmd_full", "full-width MMD, tabular (last iterate)", "cfr", "configs/cfr/mmd_small_mineiro.yaml"))),
 }
 DETERMINISTIC = ("psro", "cfr")
 ON_THE_TREE = ("psro", "cfr", "distill")  # plotted against oracle calls, iterations or distillation steps
@@ -71,7 +71,7 @@ def run_one(key: str, kind: str, cfg_path: str, seed: int, runs: str, force: boo
                                "cfr": "curve.csv", "distill": "curve.csv"}[kind])
     teacher_cpu = 0.0
     if kind == "distill":  # its teacher is the full-width MMD row's strategy: run (or read) it first
-        run_one("mmd_full", "cfr", "configs/cfr_mmd_small.yaml", 0, runs, False)
+        run_one("mmd_full", "cfr", "configs/cfr/mmd_small.yaml", 0, runs, False)
         teacher_cpu = float(open(os.path.join(runs, "mmd_full", "benchmark_cpu_seconds.txt")).read())
     cpu_file = os.path.join(out, "benchmark_cpu_seconds.txt")
     if force or not os.path.exists(cpu_file):
@@ -211,15 +211,15 @@ def main(argv=None) -> int:
     p.add_argument("--only", default="", help="comma-separated row keys (default: every row)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--nfsp-seeds", type=int, nargs="*", default=None, help="seeds of the NFSP row (default: --seeds)")
-    p.add_argument("--csv", default=None, help="default docs/learning_small.csv (docs/learning_small_GAME.csv)")
-    p.add_argument("--png", default=None, help="default docs/img/learning_small.png (docs/img/learning_small_GAME.png)")
+    p.add_argument("--csv", default=None, help="default docs/results/data/learning_small.csv (docs/results/data/learning_small_GAME.csv)")
+    p.add_argument("--png", default=None, help="default docs/results/img/learning_small.png (docs/results/img/learning_small_GAME.png)")
     p.add_argument("--force", action="store_true", help="rerun runs whose results are present")
     args = p.parse_args(argv)
     title, table = GAMES[args.game]
     tail = "" if args.game == "le_truc" else f"_{args.game}"
     args.runs = args.runs or f"runs/learning_benchmark{tail}"
-    args.csv = args.csv or f"docs/learning_small{tail}.csv"
-    args.png = args.png or f"docs/img/learning_small{tail}.png"
+    args.csv = args.csv or f"docs/results/data/learning_small{tail}.csv"
+    args.png = args.png or f"docs/results/img/learning_small{tail}.png"
     keys = [r[0] for r in table]
     only = [k for k in args.only.split(",") if k] or keys
     bad = [k for k in only if k not in keys]

@@ -1,6 +1,6 @@
-"""The PPO/MMD settings sweep of docs/results.md ("Why MMD stalled"), on the shrunk heads-up Le Truc.
+"""The PPO/MMD settings sweep of docs/results/learning_algorithms.md ("Why MMD stalled"), on the shrunk heads-up Le Truc.
 
-Each setting is ``configs/learn_small_mmd.yaml`` with ``--set`` overrides (``SETTINGS``), run for the
+Each setting is ``configs/ppo/small_mmd.yaml`` with ``--set`` overrides (``SETTINGS``), run for the
 given seeds at one learner-step budget, measured exactly after every ``exploitability_every`` updates,
 last iterate and reach-weighted average of the measured iterates (``average: linear``). A run already
 in ``--runs`` is read, not run again. Writes the curves of every run as one CSV (``--csv``, atomically)
@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from train.psro import write_csv  # noqa: E402
 from truc_env.atomic import atomic_write_text  # noqa: E402
 
-BASE = "configs/learn_small_mmd.yaml"
+BASE = "configs/ppo/small_mmd.yaml"
 BUDGET = ["total_steps=245760", "exploitability_every=2", "average=linear"]
 SETTINGS = {
     "base": [],  # the committed MMD settings (alpha 0.5 -> 0.1), longer, with the average

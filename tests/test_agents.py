@@ -93,3 +93,62 @@ def test_heuristic_sings_flor_when_asked_an_envido(style):
     mask[state.legal_actions()] = 1
     action = make_agent(f"heuristic:{style}", state.rules, seed=0).act(SeatObservation(state, seat, mask), mask)
     assert state.action_to_string(action) == "flor"
+
+
+# ---------------------------------------------------------------------------------- spec names
+def _records(specs, rules, seeds=range(3)):
+    """The records of seeded games of ``specs[0]`` (each seat built from the spec) against random."""
+    from agents import make_agent
+    from train.match import play_game
+
+    out = []
+    for seed in seeds:
+        seats = [make_agent(specs[0], rules, seed=seed), make_agent("random", rules, seed=seed + 1)]
+        out.append(play_game(rules, seats, deal_seed=seed, episode="hand").record)
+    return out
+
+
+def test_net_and_its_alias_ppo_play_the_same_network():
+    pytest.importorskip("torch")
+    from truc_env.rules import make_rules
+
+    rules = make_rules("le_truc")
+    specs = ["net:models/distilled_mmd_le_truc.pt", "ppo:models/distilled_mmd_le_truc.pt", "net:le_truc",
+             "ppo:models/ppo_le_truc.pt"]  # the last: the file's 0.1 name, kept for one release
+    played = [_records([s], rules) for s in specs]
+    assert all(p == played[0] for p in played[1:])
+    # the control: another network gives other probabilities at the first decision of a deal
+    from truc_env.episode import Dealer, Episode
+
+    state = State(rules, episode="hand")
+    game = Episode(state, Dealer.seeded(rules, 0))
+    seat = next(iter(game.decisions()))
+    obs = SeatObservation(state, seat, game.mask())
+    probs = [make_agent(s, rules).probabilities(obs, game.mask())
+             for s in ("net:le_truc", "ppo:le_truc", "net:distilled_mmd_le_truc_w256")]
+    assert np.array_equal(probs[0], probs[1]) and not np.allclose(probs[0], probs[2])
+
+
+def test_table_and_its_alias_cfr_play_the_same_strategy(tmp_path):
+    from train.cfr import CFRConfig, run
+    from truc_env.rules import make_rules
+
+    small = {"ranks": 4, "hand_size": 2, "max_raises": 2, "redeal": False}
+    run(CFRConfig(variant="le_truc", options=small, algorithm="dcfr", iterations=30, eval_every=30,
+                  checkpoint_every=30, dtype="float64", out=str(tmp_path / "s")), log=lambda m: None)
+    path = tmp_path / "s" / "strategy.npz"
+    rules = make_rules("le_truc", **small)
+    assert _records([f"table:{path}"], rules) == _records([f"cfr:{path}"], rules)
+
+
+def test_spec_kinds_resolve_aliases_and_wrappers():
+    from agents import AgentSpecError, is_network, is_table, make_agent, spec_kind
+
+    assert spec_kind("ppo:x.pt") == spec_kind("net:x.pt") == "net"
+    assert spec_kind("cfr:x.npz") == spec_kind("table:x.npz") == "table"
+    assert is_network("deaf:ppo:x.pt") and is_network("net:x.pt") and not is_network("heuristic:honest")
+    assert is_table("cfr:x.npz") and not is_table("net:x.pt")
+    with pytest.raises(AgentSpecError, match="no shipped model of that name"):
+        make_agent("net:no_such_model")
+    with pytest.raises(AgentSpecError, match="need a file"):
+        make_agent("table:")

@@ -173,6 +173,28 @@ def test_variance_wording_is_right_either_way(vr, text):
     assert variance_sentence(vr) == (text and "duplicate deals " + text)
 
 
+def test_duplicate_variance_is_reported_per_pairing_and_as_their_median():
+    # three pairings: two where the seatings cancel (duplicate cuts the variance) and one of wild swings
+    # that do not cancel (raised, and so large that a pooled ratio would say "raised")
+    from train.report import summary_variance_sentence
+    from train.stats import summarize
+
+    cfg = ArenaConfig.from_dict({"agents": ["A", "B", "C"], "deals": 4, "duplicate": True, "episode": "hand",
+                                 "workers": 1, "out": "unused"})
+    seatings = {0: [(3, -2), (-1, 2), (2, -3), (-2, 1)], 1: [(2, -1), (-3, 2), (1, -2), (-1, 3)],
+                2: [(40, 40), (-40, -40), (35, 35), (-35, -35)]}
+    results = [{"id": f"{p}:{d}", "pairing": p, "deal": d,
+                "games": [{"seating": s, "a_points": pts, "hands": 1, "a_won": int(pts > 0)} for s, pts in enumerate(g)]}
+               for p, deals in seatings.items() for d, g in enumerate(deals)]
+    s = summarize(cfg, results)
+    ratios = [r["variance_reduction"] for r in s["pairings"]]
+    assert ratios[0] > 1 and ratios[1] > 1 and ratios[2] < 1
+    assert s["variance_reduction"] == sorted(ratios)[1] and s["variance_reduced_pairings"] == [2, 3]
+    assert s["variance_reduction_pooled"] < 1  # what the headline said before: the wild pairing dominates
+    assert summary_variance_sentence(s).startswith("duplicate deals cut the variance")
+    assert "the median over pairings; cut in 2 of 3" in summary_variance_sentence(s)
+
+
 def test_stats_and_arena_do_not_import_each_other():
     import ast
     from pathlib import Path

@@ -41,37 +41,51 @@ def test_cfr_algorithms_are_the_solvers():
     assert CFRConfig.SCHEMA["algorithm"].choices == EXACT + MCCFR
 
 
-def _conv_experiment(name: str) -> bool:
-    """configs/signals_{conv,mmd,leak,op}_<variant>.yaml: the learned-conventions, regularized (MMD), leak and
-    other-play experiments (their PPO bases are signals_<kind>_ppo_*)."""
-    return any(name.startswith(f"signals_{k}_") and not name.startswith(f"signals_{k}_ppo_")
-               for k in ("conv", "mmd", "leak", "op"))
+FOLDER_KINDS = {"arena": ArenaConfig, "cfr": CFRConfig, "ppo": PPOConfig, "psro": PSROConfig, "distill": DistillConfig}
+SHIPPED = sorted(str(p.relative_to(ROOT / "configs")) for p in (ROOT / "configs").rglob("*.yaml"))
 
 
 def _kind_of(name: str, raw: dict):
-    if "agents" in raw:  # a tournament, whatever its name
-        return ArenaConfig
-    if name.startswith("cfr_"):
-        return CFRConfig
-    if name.startswith(("ppo_", "signals_ppo_", "signals_conv_ppo_", "signals_mmd_ppo_", "signals_leak_ppo_",
-                         "signals_op_ppo_", "learn_small_", "learn_le_truc_")):
-        return PPOConfig
-    if name.startswith("psro_"):
-        return PSROConfig
-    if name.startswith("distill_"):
-        return DistillConfig
-    return {"demo.yaml": DemoConfig, "signals_experiments.yaml": Experiment}[name]
+    """A config's kind from its folder (configs/README.md); signals/ holds experiments and their PPO bases."""
+    folder = name.split("/")[0]
+    if folder == "signals":
+        return Experiment if "runs" in raw else PPOConfig
+    return FOLDER_KINDS[folder] if folder in FOLDER_KINDS else {"demo.yaml": DemoConfig}[name]
 
 
-@pytest.mark.parametrize("name", sorted(os.listdir(ROOT / "configs")))
+@pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_configs_load(name, monkeypatch):
     monkeypatch.chdir(ROOT)
-    if name == "signals_experiments.yaml" or _conv_experiment(name):
+    raw = config.read_mapping(f"configs/{name}")
+    cls = _kind_of(name, raw)
+    if cls is Experiment:
         assert load_experiment(f"configs/{name}")["runs"]
     else:
-        raw = config.read_mapping(f"configs/{name}")
-        cls = _kind_of(name, raw)
+        assert cls is not ArenaConfig or name.startswith("arena/")  # a tournament lives in arena/
         config.build(cls, raw, name)
+
+
+def test_configs_are_filed_by_job_and_listed_in_the_index():
+    index = (ROOT / "configs" / "README.md").read_text(encoding="utf-8")
+    assert [p.name for p in (ROOT / "configs").glob("*.yaml")] == ["demo.yaml"]  # no flat dump
+    for name in SHIPPED + sorted(str(p.relative_to(ROOT / "configs")) for p in (ROOT / "configs").rglob("*.sh")):
+        assert f"`{name}`" in index, f"configs/README.md does not list {name}"
+
+
+def test_configs_resolve_by_name_by_old_flat_path_and_by_checkout_path(tmp_path, monkeypatch):
+    from truc_env.assets import resolve
+
+    monkeypatch.chdir(tmp_path)  # not the checkout: only the shipped copy can answer
+    by_name = resolve("configs", "arena/paulista")
+    assert by_name.endswith("configs/arena/paulista.yaml")
+    assert resolve("configs", "configs/arena/paulista.yaml") == by_name  # the README's checkout path
+    assert resolve("configs", "configs/arena_paulista.yaml") == by_name  # the 0.1 flat name
+    assert resolve("configs", "configs/learn_small_ppo.yaml").endswith("configs/ppo/small.yaml")
+    assert config.read_mapping("cfr/small")["variant"] == "le_truc"
+    with pytest.raises(TrucError, match="no shipped config"):
+        resolve("configs", "arena/nowhere")
+    with pytest.raises(TrucError, match="cannot read config"):
+        config.read_mapping("arena/nowhere")
 
 
 # ---------------------------------------------------------------------- the issue's examples, one by one
@@ -193,19 +207,19 @@ def _cli(capsys, *argv):
     (["demo", "--set", "nope=1"], "unknown setting"),
     (["arena", "--set", "workers=1000000000000000000000000000000"], "workers=.*1..4096"),
     (["arena", "--workers", "0"], "--workers: 0 is out of range"),
-    (["train", "cfr", "--config", "configs/cfr_small.yaml", "--set", "eval_every=0"], "eval_every=0"),
-    (["train", "cfr", "--config", "configs/cfr_small.yaml", "--set", "iterations=-5"], "iterations=-5"),
-    (["train", "ppo", "--config", "configs/ppo_le_truc.yaml", "--set", "name=../../x"], "name='../../x'"),
-    (["train", "ppo", "--config", "configs/ppo_le_truc.yaml", "--set", "eval_every=0"], "eval_every=0"),
-    (["train", "cfr", "--config", "configs/cfr_mmd_small.yaml", "--set", "mmd_step=0"], "mmd_step=0"),
-    (["train", "distill", "--config", "configs/distill_small_mmd.yaml", "--set", "features=cards"], "features 'cards'"),
-    (["train", "distill", "--config", "configs/distill_small_mmd.yaml", "--set", "teacher=cfr:/nowhere.npz"],
+    (["train", "cfr", "--config", "configs/cfr/small.yaml", "--set", "eval_every=0"], "eval_every=0"),
+    (["train", "cfr", "--config", "configs/cfr/small.yaml", "--set", "iterations=-5"], "iterations=-5"),
+    (["train", "ppo", "--config", "configs/ppo/le_truc.yaml", "--set", "name=../../x"], "name='../../x'"),
+    (["train", "ppo", "--config", "configs/ppo/le_truc.yaml", "--set", "eval_every=0"], "eval_every=0"),
+    (["train", "cfr", "--config", "configs/cfr/mmd_small.yaml", "--set", "mmd_step=0"], "mmd_step=0"),
+    (["train", "distill", "--config", "configs/distill/small_mmd.yaml", "--set", "features=cards"], "features 'cards'"),
+    (["train", "distill", "--config", "configs/distill/small_mmd.yaml", "--set", "teacher=cfr:/nowhere.npz"],
      "no such file"),
-    (["analyze", "signals", "--config", "configs/signals_experiments.yaml", "--no-train", "--set", "workers=0"],
+    (["analyze", "signals", "--config", "configs/signals/experiments.yaml", "--no-train", "--set", "workers=0"],
      "workers=0"),
     (["rules", "le_truc", "--options", "[1]"], "JSON object"),
     (["rules", "le_truc", "--options", "{"], "not valid JSON"),
-    (["demo", "--config", "configs/arena.yaml"], "unknown setting"),
+    (["demo", "--config", "configs/arena/le_truc.yaml"], "unknown setting"),
     (["demo", "--set", "variant=[le_truc"], "not valid YAML"),
 ])
 def test_cli_turns_bad_input_into_one_line_and_exit_code_2(capsys, monkeypatch, argv, match):

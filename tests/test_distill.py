@@ -170,7 +170,7 @@ def test_distill_refuses_bad_settings(tmp_path, teacher):
     with pytest.raises(TrucError, match="init 'ppo:/nowhere/policy.pt': no such file"):
         run(distill_config(tmp_path, teacher, init="ppo:/nowhere/policy.pt"), log=lambda m: None)
     assert not (tmp_path / "d").exists()  # a refused run leaves no empty out folder behind
-    with pytest.raises(TrucError, match="cfr:PATH"):
+    with pytest.raises(TrucError, match="table:PATH"):
         DistillConfig(teacher="ppo:models/ppo_le_truc.pt").validate()
     with pytest.raises(TrucError, match="exploitability on the public tree does not apply"):
         DistillConfig(variant="le_truc_4p", teacher=f"cfr:{teacher}").validate()

@@ -66,7 +66,10 @@ def _anchors(path: Path) -> set[str]:
     return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs/rules.md", "docs/architecture.md", "docs/api.md"])
+@pytest.mark.parametrize("doc", ["README.md", "docs/rules.md", "docs/architecture.md", "docs/api.md", "docs/results.md",
+                                 "docs/cfr.md", "docs/signals.md",
+                                 "configs/README.md", "models/README.md",
+                                 *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs" / "results").glob("*.md"))])
 def test_links_stay_inside_the_repository(doc):
     path = ROOT / doc
     text = path.read_text(encoding="utf-8")

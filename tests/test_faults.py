@@ -183,7 +183,7 @@ def test_train_ppo_on_a_full_disk_ends_in_one_line(tmp_path):
     pytest.importorskip("torch")
     sets = [f"out_dir={tmp_path}", "total_steps=512", "steps_per_update=256", "num_envs=8", "eval_every=100",
             "eval_episodes=10", "checkpoint_every=1", "plot=false", "progress=false", "time_limit_minutes=2"]
-    argv = ["train", "ppo", "--config", str(ROOT / "configs/ppo_le_truc.yaml")]
+    argv = ["train", "ppo", "--config", str(ROOT / "configs/ppo/le_truc.yaml")]
     for kv in sets:
         argv += ["--set", kv]
     proc = _truc(argv, limit_bytes=20_000)  # the first checkpoint is larger: torch's zip writer fails
@@ -325,8 +325,8 @@ def test_ppo_hidden_65536_or_num_envs_1048576_is_refused_with_the_figure(setting
 
     monkeypatch.setattr(checks, "machine_memory", lambda: 16 * 2**30)  # the same answer on any machine
     with pytest.raises(TrucError, match=rf"{re.escape(figure)}.*needs about [\d,.]+ GiB.*16.0 GiB; shrink hidden, num_envs"):
-        PPOConfig.from_yaml(str(ROOT / "configs/ppo_le_truc.yaml"), [setting])
-    assert PPOConfig.from_yaml(str(ROOT / "configs/ppo_le_truc.yaml")).hidden  # the shipped run fits
+        PPOConfig.from_yaml(str(ROOT / "configs/ppo/le_truc.yaml"), [setting])
+    assert PPOConfig.from_yaml(str(ROOT / "configs/ppo/le_truc.yaml")).hidden  # the shipped run fits
 
 
 def test_bench_sizes_too_big_is_refused_before_measuring(capsys):

@@ -65,7 +65,8 @@ def test_every_flag_has_a_checked_kind(path, dest):
     action = next(a for a in flags_of(COMMANDS[path]) if a.dest == dest)
     assert action.type not in NUMERIC, f"{' '.join(path)} {action.option_strings}: give it a train.flags range"
     if dest in PATH_DESTS:
-        assert action.type in (flags.input_file, flags.output_file, flags.output_folder, flags.output_prefix), \
+        assert action.type in (flags.input_file, flags.output_file, flags.output_folder, flags.output_prefix) \
+            or action.type.__qualname__.startswith("shipped_file."), \
             f"{' '.join(path)} {action.option_strings}: give it a train.flags path kind"
 
 
@@ -116,9 +117,9 @@ def value_strategy(action, places):
 
 
 def shipped_config(path) -> str | None:
-    """A shipped settings file for a config-taking command (``train cfr`` -> configs/cfr_*.yaml)."""
+    """A shipped settings file for a config-taking command (``train cfr`` -> configs/cfr/*.yaml)."""
     name = path[-1]
-    found = sorted((ROOT / "configs").glob(f"{name}_*.yaml")) or sorted((ROOT / "configs").glob(f"{name}.yaml"))
+    found = sorted((ROOT / "configs" / name).glob("*.yaml")) or sorted((ROOT / "configs").glob(f"{name}.yaml"))
     return str(found[0]) if found else None
 
 

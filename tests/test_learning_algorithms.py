@@ -4,6 +4,7 @@ from the uniform policy's within a budget of learner steps (PPO, MMD) or oracle 
 from __future__ import annotations
 
 import csv
+import json
 import os
 
 import numpy as np
@@ -90,17 +91,36 @@ def test_mmd_moving_magnet_lowers_exploitability(tmp_path):
     assert max(h["magnet_kl"] for h in history) > 0.0
 
 
-def test_mmd_moving_magnet_resumes(tmp_path):
+def test_mmd_moving_magnet_resumes(tmp_path, monkeypatch):
+    """A run killed before its third checkpoint (after the magnet moved at update 2) resumes to the very
+    network, magnet and history of the run that was never stopped."""
+    from test_ppo import die_at_third_checkpoint
+
     from train.ppo import PPOConfig, train
 
-    base = dict(name="m", out_dir=str(tmp_path), device="cpu", options=TINY, total_steps=1024, num_envs=16,
-                steps_per_update=512, hidden=[16], self_play_prob=1.0, eval_opponent="random", eval_every=10**6,
-                eval_episodes=10, plot=False, progress=False, tensorboard=False, algorithm="mmd", magnet="moving",
-                magnet_update_every=5)
-    train(PPOConfig.from_dict({**base, "total_steps": 512}))
-    ck = torch.load(os.path.join(str(tmp_path), "m", "checkpoint.pt"), weights_only=False)
-    assert "magnet" in ck  # a moving magnet survives a restart
-    train(PPOConfig.from_dict(base), resume=True)
+    def run(out, resume=False):
+        return train(PPOConfig.from_dict(dict(
+            name="m", out_dir=str(out), device="cpu", options=TINY, total_steps=2048, num_envs=16,
+            steps_per_update=512, hidden=[16], self_play_prob=1.0, eval_opponent="random", eval_every=10**6,
+            eval_episodes=10, plot=False, progress=False, tensorboard=False, algorithm="mmd", magnet="moving",
+            magnet_update_every=2, checkpoint_every=1, deterministic=True)), resume=resume)
+
+    full = run(tmp_path / "a")
+    revive = die_at_third_checkpoint(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path / "b")
+    revive()
+    assert torch.load(tmp_path / "b" / "m" / "checkpoint.pt", weights_only=False)["update"] == 2
+    resumed = run(tmp_path / "b", resume=True)
+    a, b = full["net"].state_dict(), resumed["net"].state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    cka, ckb = (torch.load(tmp_path / d / "m" / "checkpoint.pt", weights_only=False) for d in ("a", "b"))
+    assert all(torch.equal(cka["magnet"][k], ckb["magnet"][k]) for k in cka["magnet"])
+    # the same history but for the clock readings (steps/s, elapsed); NaN returns compare equal as text
+    clock = ("sps", "rollout_sps", "elapsed_s")
+    history = [[json.dumps({k: v for k, v in h.items() if k not in clock}, sort_keys=True) for h in ck["history"]]
+               for ck in (cka, ckb)]
+    assert len(history[0]) == 4 and history[0] == history[1]
 
 
 # ---------------------------------------------------------------------------------- PSRO

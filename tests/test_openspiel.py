@@ -179,6 +179,16 @@ def test_players_of_a_fixed_size_variant_and_the_reported_game_strings():
         pyspiel.load_game("python_truc(variant=le_truc,players=4)")
 
 
+def test_the_game_string_shows_the_resolved_players_in_either_form():
+    for game in (pyspiel.load_game("python_truc", {"variant": "le_truc"}), pyspiel.load_game("python_truc"),
+                 pyspiel.load_game("python_truc(variant=le_truc)")):
+        assert "players=2," in str(game) and "players=-1" not in str(game)
+        assert game.get_parameters()["players"] == 2
+        again = pyspiel.load_game(str(game))
+        assert str(again) == str(game) and again.new_initial_state().s.rules == game.new_initial_state().s.rules
+    assert pyspiel.load_game("python_truc", {"variant": "truco_paulista"}).get_parameters()["players"] == 4
+
+
 def test_bad_parameters_say_what_is_allowed():
     with pytest.raises(pyspiel.SpielError, match="Unknown parameter 'bogus'.*ranks"):
         pyspiel.load_game("python_truc(variant=le_truc,bogus=1)")

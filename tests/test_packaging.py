@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGED = ("pyproject.toml", "README.md", "truc_env", "agents", "train")
+PACKAGED = ("pyproject.toml", "setup.py", "README.md", "truc_env", "agents", "train", "configs", "models", "examples")
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
 
 # Every subcommand's --help in one process (the parser is built whole for each), walking the parser
@@ -89,6 +89,30 @@ def check_installed_truc(python: str, truc: str | None, cwd: Path, env: dict) ->
                "--sizes", "2", "--out", str(cwd / "bench")], cwd, env)
     assert "batched B=2" in out and "loop" in out and (cwd / "bench" / "bench.json").exists()
     assert not (cwd / "benchmarks").exists()
+    check_readme_commands(python, cwd, env)
+
+
+def check_readme_commands(python: str, cwd: Path, env: dict) -> None:
+    """The README's commands that name shipped files (examples/, configs/, models/), run where there are none:
+    the checkout paths as written, and the short names."""
+    assert not (cwd / "configs").exists() and not (cwd / "examples").exists() and not (cwd / "models").exists()
+    truc = [python, "-m", "train.cli"]
+    assert "hand_points" in run(truc + ["replay", "examples/worked_example.json"], cwd, env)
+    for config in ("configs/arena/le_truc.yaml", "arena/le_truc"):
+        out = run(truc + ["arena", "--config", config, "--set", "deals=2", "--workers", "1",
+                          "--out", str(cwd / "arena")], cwd, env)
+        assert "heuristic:honest" in out and (cwd / "arena" / "summary.json").exists()
+    assert "truco_paulista" in run([python, "-c", "from train import config; "
+                                    "print(config.read_mapping('arena/paulista')['variant'])"], cwd, env)
+    # the shipped networks by name and by their checkout path (torch where the interpreter has it)
+    script = ("import importlib.util as u\n"
+              "if u.find_spec('torch'):\n"
+              "    from agents import make_agent; from truc_env.rules import make_rules\n"
+              "    r = make_rules('le_truc')\n"
+              "    a, b = make_agent('net:le_truc', r), make_agent('net:models/distilled_mmd_le_truc.pt', r)\n"
+              "    assert '_shipped' in a.name and a.name == b.name, (a.name, b.name)\n"
+              "print('ok')")
+    assert "ok" in run([python, "-c", script], cwd, env)
 
 
 def test_installed_copy_runs_every_subcommand_outside_the_checkout(tmp_path):

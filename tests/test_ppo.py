@@ -307,3 +307,21 @@ def test_strength_features_show_only_what_the_seat_sees():
         assert ((0 <= f) & (f <= 1)).all()
         own = f[:rules.hand_size]
         assert (own == 0).all() if score else (own > 0).all() and list(own) == sorted(own, reverse=True)
+
+
+def test_plots_name_the_algorithm_and_write_a_lone_point_as_text(tmp_path, monkeypatch):
+    figs = []
+    monkeypatch.setattr(ppo, "save_figure", lambda fig, path: figs.append(fig) or path)
+    cfg = tiny_config(tmp_path, algorithm="mmd")
+    assert ppo.run_title(cfg, make_rules("le_truc", **SMALL)).startswith("MMD t ")
+    one = [{"global_step": 256, "entropy": 1.0, "approx_kl": 0.01, "explained_variance": 0.5, "sps": 900.0,
+            "eval": {"opponent": "random", "win_rate": 0.6, "return": 0.2, "return_ci95": 0.1},
+            "exploitability": {"exploitability": 1.5}}]
+    ppo.plot_curves(one, str(tmp_path / "c.png"), title="MMD t")
+    ppo.plot_exploitability(one, str(tmp_path / "e.png"), title="MMD t")
+    assert figs[0]._suptitle.get_text() == "MMD t"
+    for ax in (a for fig in figs for a in fig.axes):  # no panel holds a single point on a degenerate axis
+        assert not ax.lines and not ax.collections and "one measurement" in ax.texts[0].get_text()
+    figs.clear()
+    ppo.plot_curves(one * 3, str(tmp_path / "c.png"), title="PPO t")  # three points: curves
+    assert all(ax.lines for ax in figs[0].axes)

@@ -88,23 +88,23 @@ def test_frozen_team_is_built_for_its_own_options():
     from agents.ppo.checkpoint import CheckpointError
     from train.ppo import Collector, PPOConfig
 
-    cfg = PPOConfig.from_yaml("configs/signals_leak_ppo_le_truc_4p.yaml")
+    cfg = PPOConfig.from_yaml("configs/signals/leak_ppo_le_truc_4p.yaml")
     rules = make_rules(cfg.variant, **cfg.options)
     assert rules.signals.intercept == 1.0 and cfg.fixed_prob == 1.0
     team = Collector(cfg, rules, "cpu").agent(cfg.fixed_opponents[0])
     assert team.rules == make_rules("le_truc_4p")
     with pytest.raises(CheckpointError, match="intercept"):
-        Collector(PPOConfig.from_yaml("configs/signals_leak_ppo_le_truc_4p.yaml", ["fixed_options=null"]), rules,
+        Collector(PPOConfig.from_yaml("configs/signals/leak_ppo_le_truc_4p.yaml", ["fixed_options=null"]), rules,
                   "cpu").agent(cfg.fixed_opponents[0])
 
 
 def test_leak_experiment_file(tmp_path):
     from train.signals_runs import load_experiment
 
-    exp = load_experiment("configs/signals_leak_le_truc_4p.yaml")
+    exp = load_experiment("configs/signals/leak_le_truc_4p.yaml")
     assert {r.config for r in exp["runs"]} == {exp["leak"]["eavesdropper"], exp["leak"]["twin"]}
     with pytest.raises(TrucError, match="leak.twin"):
-        load_experiment("configs/signals_leak_le_truc_4p.yaml", ["leak.twin=configs/other.yaml"])
+        load_experiment("configs/signals/leak_le_truc_4p.yaml", ["leak.twin=configs/other.yaml"])
 
 
 def test_leak_curve_grows_with_the_intercept(planted, tmp_path):

@@ -17,32 +17,32 @@ torch = pytest.importorskip("torch")
 def test_mmd_config_is_the_plain_config_with_the_tuned_magnet():
     from train.ppo import PPOConfig
 
-    plain = PPOConfig.from_yaml("configs/signals_conv_ppo_le_truc_4p.yaml")
-    mmd = PPOConfig.from_yaml("configs/signals_mmd_ppo_le_truc_4p.yaml")
-    tuned = PPOConfig.from_yaml("configs/learn_small_mmd_tuned.yaml")
+    plain = PPOConfig.from_yaml("configs/signals/conv_ppo_le_truc_4p.yaml")
+    mmd = PPOConfig.from_yaml("configs/signals/mmd_ppo_le_truc_4p.yaml")
+    tuned = PPOConfig.from_yaml("configs/ppo/small_mmd_tuned.yaml")
     differ = {k for k in vars(plain) if getattr(plain, k) != getattr(mmd, k)}
     assert differ == {"name", "algorithm", "magnet_coef", "magnet_coef_end"}
     assert mmd.algorithm == "mmd" and plain.algorithm == "ppo"
     for k in ("magnet", "magnet_coef", "magnet_coef_end"):
         assert getattr(mmd, k) == getattr(tuned, k)
-    exp = load_experiment("configs/signals_mmd_le_truc_4p.yaml")
+    exp = load_experiment("configs/signals/mmd_le_truc_4p.yaml")
     assert sorted({r.seed for r in exp["runs"]}) == [1, 2, 3, 4, 5]
     assert exp["analysis"]["against"] == "random" and exp["analysis"]["deals"] >= 5000
 
 
 def test_figures_of_each_experiment_keep_their_own_names():
-    assert experiment_family("configs/signals_conv_le_truc_4p.yaml") == "signals_conv"
-    assert experiment_family("configs/signals_mmd_le_truc_4p.yaml") == "signals_mmd"
-    assert config_label("configs/signals_conv_ppo_le_truc_4p.yaml") == "le_truc_4p"
-    assert config_label("configs/signals_mmd_ppo_le_truc_4p.yaml") == "le_truc_4p"
-    assert config_label("configs/signals_conv_ppo_paulista_free_op.yaml") == "paulista_free_op"
-    assert config_label("configs/signals_ppo_le_truc_4p_none.yaml") == "le_truc_4p_none"
+    assert experiment_family("configs/signals/conv_le_truc_4p.yaml") == "signals_conv"
+    assert experiment_family("configs/signals/mmd_le_truc_4p.yaml") == "signals_mmd"
+    assert config_label("configs/signals/conv_ppo_le_truc_4p.yaml") == "le_truc_4p"
+    assert config_label("configs/signals/mmd_ppo_le_truc_4p.yaml") == "le_truc_4p"
+    assert config_label("configs/signals/conv_ppo_paulista_free_op.yaml") == "paulista_free_op"
+    assert config_label("configs/signals/ppo_le_truc_4p_none.yaml") == "le_truc_4p_none"
 
 
 def test_mmd_trains_a_partnership_team_against_fixed_opponents(tmp_path):
     from train.ppo import PPOConfig, train
 
-    cfg = PPOConfig.from_yaml("configs/signals_mmd_ppo_le_truc_4p.yaml", [
+    cfg = PPOConfig.from_yaml("configs/signals/mmd_ppo_le_truc_4p.yaml", [
         f"out_dir={tmp_path}", "total_steps=1024", "steps_per_update=512", "num_envs=8", "rollout=engine",
         "hidden=[16]", "eval_every=1000000", "eval_episodes=4", "plot=false", "checkpoint_every=1000000"])
     train(cfg)

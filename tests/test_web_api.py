@@ -204,7 +204,7 @@ def test_the_ladder_names_levels_and_the_models_of_the_rules(client):
     names = [level["name"] for level in ladder(make_rules("le_truc"), models)]
     assert names[:4] == ["random", "bluffer", "cautious", "honest"]
     if any(m.rules_key for m in models):  # torch reads the networks' rules
-        assert "ppo_le_truc" in names and "ppo_paulista" not in names
+        assert "distilled_mmd_le_truc" in names and "ppo_paulista" not in names
     r = client.get("/api/levels", params={"variant": "truco_paulista", "options": json.dumps({"players": 2})})
     assert r.status_code == 200 and r.json()["players"] == 2
     if any(m.rules_key for m in models):
@@ -297,7 +297,7 @@ def test_serve_refuses_to_bind_beyond_loopback_unless_asked(capsys):
 
 
 def test_a_strategy_tables_probabilities_are_shown_at_its_decision(tmp_path):
-    """A cfr: model in the models folder is a level by its name; its policy is shown when it decides."""
+    """A table: model in the models folder is a level by its name; its policy is shown when it decides."""
     from cfr_helpers import save_solved
 
     from agents.cfr.solver import PublicTreeSolver
@@ -310,7 +310,7 @@ def test_a_strategy_tables_probabilities_are_shown_at_its_decision(tmp_path):
     save_solved(tmp_path, tree, solver, "tiny_cfr.npz")
     with TestClient(create_app(str(tmp_path)), base_url="http://127.0.0.1") as c:
         levels = c.get("/api/levels", params={"variant": "le_truc", "options": json.dumps(options)}).json()["levels"]
-        assert {"name": "tiny_cfr", "spec": "cfr:tiny_cfr", "kind": "cfr"}.items() <= levels[-1].items()
+        assert {"name": "tiny_cfr", "spec": "table:tiny_cfr", "kind": "table"}.items() <= levels[-1].items()
         assert "tiny_cfr" not in [level["name"] for level in ladder(make_rules("le_truc"), find_models(str(tmp_path)))]
         game = new_game(c, variant="le_truc", options=options, seats=["tiny_cfr", "random"], seed=0)
         shown = 0

@@ -3,7 +3,7 @@
 One readable loop: build the public tree once with the engine (:mod:`agents.cfr.tree`), run CFR+ /
 discounted CFR / linear CFR over it (:mod:`agents.cfr.solver`), measure the exact exploitability of
 the average strategy every ``eval_every`` iterations, write the curve (CSV + PNG), checkpoint the
-regrets atomically every ``checkpoint_every`` iterations, and save the strategy file that ``cfr:PATH``
+regrets atomically every ``checkpoint_every`` iterations, and save the strategy file that ``table:PATH``
 loads. ``--resume`` continues from the checkpoint in ``out``.
 
 Rules with a redeal are solved in two steps (``docs/cfr.md``): first the redeal-free hand (the
@@ -32,6 +32,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from agents.cfr.mccfr import ALGORITHMS as MCCFR_ALGORITHMS
+from agents.cfr.solver import ALGORITHMS as EXACT_ALGORITHMS
 from truc_env.atomic import atomic_open, atomic_write_text
 from truc_env.checks import check_memory
 from truc_env.errors import TrucError
@@ -111,7 +113,7 @@ class CFRConfig:
 
 # the exact solver's algorithms, then MCCFR's (kept equal to theirs by tests/test_config.py; importing
 # them here would load the numba kernels just to read a config)
-ALGORITHMS = ("cfr+", "dcfr", "lcfr", "cfr", "mmd", "es_mccfr", "os_mccfr")
+ALGORITHMS = EXACT_ALGORITHMS + MCCFR_ALGORITHMS  # the solvers' own lists: nothing to keep in step
 CFRConfig.KIND = "cfr"
 CFRConfig.SCHEMA = {
     "variant": config.STR, "options": config.DICT, "dealer": config.Int(0, 5),
@@ -268,7 +270,7 @@ def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
     if rules.redeal and cfg.continuation and not os.path.exists(cfg.continuation):
         # refused before the out folder is made (a refused run used to leave an empty one behind)
         raise TrucError(f"continuation: no strategy file {cfg.continuation!r} (solve the hand without the redeal "
-                        "first, e.g. truc train cfr --config configs/cfr_le_truc.yaml)")
+                        "first, e.g. truc train cfr --config configs/cfr/le_truc.yaml)")
     config.output_folder(cfg.out)
     curve_csv = os.path.join(cfg.out, "curve.csv")
     rows = _read_curve(curve_csv) if resume else []

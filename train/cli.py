@@ -39,10 +39,10 @@ def add_config_arguments(p, example: str | None = None, shortcuts: tuple = ()) -
     type) pairs kept as their own flags (``--seed 3``); each is the same override as ``--set seed=3``.
     """
     if example is None:
-        p.add_argument("--config", required=True, type=flags.input_file, help="the YAML settings file")
+        p.add_argument("--config", required=True, type=flags.shipped_file("configs"), help="the YAML settings file")
         p.set_defaults(config_required=True)
     else:
-        p.add_argument("--config", type=flags.input_file,
+        p.add_argument("--config", type=flags.shipped_file("configs"),
                        help=f"a YAML settings file (e.g. {example}); default: the built-in settings")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_pairs",
                    help="override a setting (VALUE is YAML: --set deals=10 --set options.redeal=false); repeatable")
@@ -271,14 +271,14 @@ def cmd_demo(args) -> None:
 
 def cmd_arena(args) -> None:
     from train.arena import run_arena
-    from train.report import ranking_note, ranking_table, variance_sentence
+    from train.report import ranking_note, ranking_table, summary_variance_sentence
 
     config = args.cfg
     with locked(args):
         summary = run_arena(config, resume=args.resume)
     print(ranking_table(summary))
     print("\n" + ranking_note(summary))
-    sentence = variance_sentence(summary.get("variance_reduction"))
+    sentence = summary_variance_sentence(summary)
     if sentence:
         print(f"\n{sentence}")
     print(f"\nresults in {config.out}/ (summary.json, summary.csv, report.md, ratings.png, pairwise.png, games.jsonl)")
@@ -424,7 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--options", help='options as JSON, e.g. \'{"players": 2}\'')
     r.set_defaults(func=cmd_rules, check=check_rules)
     rp = sub.add_parser("replay", help="replay a JSON game record and print the hands and the result")
-    rp.add_argument("record", type=flags.input_file)
+    rp.add_argument("record", type=flags.shipped_file("examples"))
     rp.add_argument("--gif", metavar="OUT.gif", type=flags.output_file, help="also write the game as an animation, one frame per decision")
     rp.add_argument("--viewer", type=flags.integer(0), help="draw the animation as this seat sees it (default: every hand shown)")
     rp.add_argument("--fps", type=flags.number(0, 100, above=True), default=1.5, help="frames per second of the animation")
@@ -433,9 +433,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_arguments(d, "configs/demo.yaml", shortcuts=(("seed", flags.seed),))
     d.set_defaults(func=cmd_demo, check=check_config(demo_config))
     a = sub.add_parser("arena", help="run a tournament between agents and write its report")
-    add_config_arguments(a, "configs/arena.yaml", shortcuts=(("out", flags.output_folder),
-                                                           ("workers", flags.integer(1, 4096)), ("backend", str),
-                                                           ("deals", flags.integer(1, 10**9)), ("seed", flags.seed)))
+    add_config_arguments(a, "configs/arena/le_truc.yaml", shortcuts=(("out", flags.output_folder),
+                                                                  ("workers", flags.integer(1, 4096)), ("backend", str),
+                                                                  ("deals", flags.integer(1, 10**9)), ("seed", flags.seed)))
     a.add_argument("--resume", action="store_true", help="continue an interrupted tournament in the same 'out'")
     add_force(a)
     a.set_defaults(func=cmd_arena, check=check_config(arena_config))
@@ -453,32 +453,32 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--port", type=flags.integer(1, 65535), default=8000)
     sv.add_argument("--open", action="store_true", help="open the page in the default browser")
     sv.add_argument("--allow-remote", action="store_true", help="allow a --host other computers can reach")
-    sv.add_argument("--models", help="folder of the learned opponents offered by name (default: ./models if present)")
+    sv.add_argument("--models", help="folder of the learned opponents offered by name (default: the shipped models)")
     sv.set_defaults(func=cmd_serve, check=check_serve)
     t = sub.add_parser("train", help="train an agent")
     tsub = t.add_subparsers(dest="trainer", required=True)
-    tp = tsub.add_parser("ppo", help="PPO self-play (configs/ppo_*.yaml)")
+    tp = tsub.add_parser("ppo", help="PPO self-play (configs/ppo/)")
     add_config_arguments(tp)
     tp.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     add_force(tp)
     tp.set_defaults(func=cmd_train_ppo, check=check_config(ppo_config, "out_dir/name"))
-    tc = tsub.add_parser("cfr", help="CFR+/DCFR/linear CFR solving (configs/cfr_*.yaml)")
+    tc = tsub.add_parser("cfr", help="CFR+/DCFR/linear CFR solving (configs/cfr/)")
     add_config_arguments(tc)
     tc.add_argument("--resume", action="store_true", help="continue the solve from its last checkpoint")
     add_force(tc)
     tc.set_defaults(func=cmd_train_cfr, check=check_config(cfr_config))
-    ts = tsub.add_parser("psro", help="PSRO with the exact best response as oracle (configs/psro_*.yaml)")
+    ts = tsub.add_parser("psro", help="PSRO with the exact best response as oracle (configs/psro/)")
     add_config_arguments(ts)
     add_force(ts)
     ts.set_defaults(func=cmd_train_psro, check=check_config(psro_config))
     td = tsub.add_parser("distill", help="fit a PPO network to a strategy table on the public tree "
-                         "(configs/distill_*.yaml)")
+                         "(configs/distill/)")
     add_config_arguments(td)
     td.add_argument("--resume", action="store_true", help="continue the fit from its last checkpoint")
     add_force(td)
     td.set_defaults(func=cmd_train_distill, check=check_config(distill_config))
     ex = sub.add_parser("exploitability", help="exact exploitability of an agent's policy (heads-up, public tree)")
-    ex.add_argument("--agent", required=True, help="agent spec that gives probabilities: ppo:PATH, cfr:PATH, random")
+    ex.add_argument("--agent", required=True, help="agent spec that gives probabilities: net:PATH, table:PATH, random")
     ex.add_argument("--variant", default="le_truc")
     ex.add_argument("--options", help="options as JSON (default: the variant's defaults)")
     ex.add_argument("--dealer", type=flags.integer(0, 1), default=0)
@@ -489,7 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="1: one canonical suit assignment; k > 1: average over k random suit relabellings")
     ex.add_argument("--viras", choices=["all", "subgames"], default="all",
                     help="heads-up Paulista: ask the policy after every vira (exact), or after one vira per "
-                    "subgame (exact for cfr:PATH and random, a projection for a network)")
+                    "subgame (exact for table:PATH and random, a projection for a network)")
     ex.add_argument("--check-hands", type=flags.integer(0, 10**9), default=0,
                     help="self-play hands on which to measure the projection error (0: skip)")
     ex.add_argument("--seed", type=flags.seed, default=0)
@@ -499,7 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--no-cache", action="store_true", help="build the public trees afresh and keep nothing")
     ex.add_argument("--real-redeal", action="store_true",
                     help="also the exact figure in the real game with its redeal (agents whose play after a redeal "
-                    "ignores the first hand: cfr:PATH, random, a network distilled with forget_first_hand)")
+                    "ignores the first hand: table:PATH, random, a network distilled with forget_first_hand)")
     ex.add_argument("--approx", action="store_true",
                     help="a lower bound for any variant and agent spec: a best response learned by PPO, measured on "
                     "fresh duplicate deals (docs/approx_exploitability.md)")

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from truc_env.assets import shipped_path
 from truc_env.atomic import parse_json, read_text
 from truc_env.checks import MAX_SEED
 from truc_env.errors import TrucError
@@ -170,7 +171,10 @@ def build(cls, raw, source: str = "config"):
 
 
 def read_mapping(path, what: str = "config") -> dict:
-    """The settings of a YAML file as a dict (an empty file is no settings); TrucError if unreadable."""
+    """The settings of a YAML file as a dict (an empty file is no settings); TrucError if unreadable.
+
+    ``path`` may also name a shipped config (``arena/paulista``, :mod:`truc_env.assets`)."""
+    path = shipped_path("configs", path)
     text = read_text(path, what)
     try:
         raw = yaml.safe_load(text)

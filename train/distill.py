@@ -1,9 +1,9 @@
 """A policy network fitted to a strategy table on the public tree: ``truc train distill --config ...``.
 
 The teacher is a table with one action distribution per information set (public node, own hand as
-strength classes) of a heads-up hand: a ``cfr:`` strategy file written from the same public trees
+strength classes) of a heads-up hand: a ``table:`` strategy file written from the same public trees
 (a CFR solve, a full-width MMD run, a PSRO mixture, a PPO/MMD ``average.npz``). The student is the
-PPO network of ``ppo:PATH``, so everything that plays, measures or ranks a PPO policy takes the
+PPO network of ``net:PATH``, so everything that plays, measures or ranks a PPO policy takes the
 result. With a redeal both parts are fitted: the hand and the hand after an accepted redeal (whose
 rows carry a first hand, drawn from the teacher's odds of reaching the redeal with it, or from the
 deal: the student learns to play there whatever its first hand was, as the teacher does).
@@ -31,7 +31,7 @@ policy written is the measured network of lowest exploitability (``descent_keep_
 iterates oscillate, and each is measured exactly anyway), the last one's figure kept in the summary.
 ``descent_learning_rate_end`` shrinks the step round by round (a subgradient method on a maximum settles
 only with shrinking steps), ``descent_momentum`` averages the rounds' directions and ``descent_temperature``
-takes them against a smoothed best response (a softmax of its actions' values per set). ``init: ppo:PATH``
+takes them against a smoothed best response (a softmax of its actions' values per set). ``init: net:PATH``
 starts the student from a saved network; with ``steps: 0`` and ``teacher: null`` the run is exploitability
 descent alone from it (no cross-entropy: the rows are drawn by the direction only).
 
@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from agents import is_table, spec_file, spec_kind, spec_path
 from agents.cfr.labels import PLAY, STUCK
 from agents.cfr.policy_tree import CardClasses, first_hand_bits, hand_row, root_state
 from truc_env.actions import layout_of
@@ -75,7 +76,7 @@ class DistillConfig:
     abstraction: str = "strength"
     """the public tree's card abstraction (the teacher's)"""
     teacher: str | None = "cfr:runs/cfr_le_truc_redeal/strategy.npz"
-    """a ``cfr:`` strategy file written from these public trees; null: none, for exploitability descent
+    """a ``table:`` strategy file written from these public trees; null: none, for exploitability descent
     alone from ``init`` (``steps: 0``; the first hands after a redeal drawn from the initial network's odds)"""
     hidden: list = field(default_factory=lambda: [64, 64])
     """the student's hidden layers (a PPO network)"""
@@ -134,13 +135,13 @@ class DistillConfig:
     """keep the first layer's weights on the first-hand inputs at zero: the network's play after a redeal
     then does not depend on its first hand, and its real-game exploitability is exact"""
     init: str | None = None
-    """start the student from this network (``ppo:PATH``, the same Rules, layers and features) rather than
+    """start the student from this network (``net:PATH``, the same Rules, layers and features) rather than
     afresh: with ``steps: 0`` the descent starts from it directly; a distill ``checkpoint.pt`` also hands
     on its Adam state (its network is its last iterate)"""
     cache_dir: str | None = None
     """where the public trees and node inputs are kept (default: truc exploitability's cache)"""
     out: str = "runs/distill_le_truc"
-    """folder of the policy (policy.pt, a ppo: checkpoint), the curve (CSV, PNG) and the summary"""
+    """folder of the policy (policy.pt, a net: checkpoint), the curve (CSV, PNG) and the summary"""
 
     KIND = "distill"
 
@@ -158,19 +159,19 @@ class DistillConfig:
             raise TrucError(f"features {self.features!r}: one of {', '.join(FEATURES)}")
         if self.teacher is None:
             if self.steps or self.init is None:
-                raise TrucError("teacher: null is for exploitability descent alone (steps: 0, init: ppo:PATH, "
-                                "descent_rounds > 0); a fit needs a teacher, cfr:PATH")
-        elif not self.teacher.startswith("cfr:"):
-            raise TrucError(f"teacher {self.teacher!r}: a strategy file, cfr:PATH")
+                raise TrucError("teacher: null is for exploitability descent alone (steps: 0, init: net:PATH, "
+                                "descent_rounds > 0); a fit needs a teacher, table:PATH")
+        elif not is_table(self.teacher):
+            raise TrucError(f"teacher {self.teacher!r}: a strategy file, table:PATH")
         if len(self.score) != 2:
             raise TrucError(f"score must be two numbers (seat 0, seat 1), got {self.score}")
-        if self.init is not None and not self.init.startswith("ppo:"):
-            raise TrucError(f"init {self.init!r}: a network to start from, ppo:PATH")
+        if self.init is not None and spec_kind(self.init) != "net":
+            raise TrucError(f"init {self.init!r}: a network to start from, net:PATH")
         if self.forget_first_hand and not rules.redeal:
             raise TrucError(f"forget_first_hand: {self.variant} with these options has no redeal, so no first hand")
         if self.steps == 0 and (self.init is None or not self.descent_rounds):
             raise TrucError("steps: 0 fits nothing; it is for exploitability descent (descent_rounds > 0) from a "
-                            "network given as init: ppo:PATH")
+                            "network given as init: net:PATH")
 
 
 DistillConfig.SCHEMA = {
@@ -345,12 +346,12 @@ def _first_bits(rules, ab, teacher, dealer, score, k, seed) -> np.ndarray:
 
 def _check_inputs(cfg: DistillConfig) -> None:
     """TrucError when the teacher or the initial network is not on disk (before any folder is made)."""
-    if cfg.teacher is not None and not os.path.exists(cfg.teacher[4:]):
-        raise TrucError(f"teacher {cfg.teacher!r}: no such file {cfg.teacher[4:]!r} (solve it first, e.g. "
-                        "truc train cfr --config configs/cfr_le_truc_redeal.yaml)")
-    if cfg.init is not None and not os.path.exists(cfg.init[4:]):
-        raise TrucError(f"init {cfg.init!r}: no such file {cfg.init[4:]!r} (a network written by truc train "
-                        "ppo or truc train distill)")
+    if cfg.teacher is not None and spec_path(cfg.teacher) is None:
+        raise TrucError(f"teacher {cfg.teacher!r}: no such file {cfg.teacher.partition(':')[2]!r} (solve it "
+                        "first, e.g. truc train cfr --config configs/cfr/le_truc_redeal.yaml)")
+    if cfg.init is not None and spec_path(cfg.init) is None:
+        raise TrucError(f"init {cfg.init!r}: no such file {cfg.init.partition(':')[2]!r} (a network written by "
+                        "truc train ppo or truc train distill)")
 
 
 def load_parts(cfg: DistillConfig, rules, log=print) -> list[Part]:
@@ -686,7 +687,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
                "untrained_exploitability": curve[0]["exploitability"] if curve and curve[0]["step"] == 0 else None,
                "cpu_seconds": cpu_before + time.process_time() - cpu0, "policy": os.path.join(out, "policy.pt")}
     atomic_write_text(os.path.join(out, "summary.json"), json.dumps(summary, indent=2) + "\n")
-    log(f"policy: {summary['policy']} (ppo:{summary['policy']}); exploitability {summary['exploitability']}")
+    log(f"policy: {summary['policy']} (net:{summary['policy']}); exploitability {summary['exploitability']}")
     return summary
 
 
@@ -736,8 +737,7 @@ def _init_model(cfg: DistillConfig, rules) -> tuple[dict, dict | None]:
     state; refused unless its network is the student's (Rules, layers, features)."""
     from agents.ppo.checkpoint import read_checkpoint
 
-    path = cfg.init[4:]
-    ck = read_checkpoint(path, rules)
+    ck = read_checkpoint(spec_file(cfg.init), rules)
     net = ck.get("net") or {}
     if list(net.get("hidden", [])) != list(cfg.hidden) or net.get("features") != cfg.features:
         raise TrucError(f"init {cfg.init!r} is a network with layers {net.get('hidden')} and features "

@@ -77,6 +77,22 @@ def input_file(text: str) -> str:
     return text
 
 
+def shipped_file(kind: str):
+    """An input file given by path or by the name of a shipped one (configs ``cfr/small``, examples
+    ``worked_example``: :mod:`truc_env.assets`), checked as :func:`input_file`."""
+    def parse(text: str) -> str:
+        from truc_env.assets import resolve
+        from truc_env.errors import TrucError
+
+        try:
+            path = resolve(kind, text)
+        except TrucError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        return input_file(path)
+    parse.__name__ = "file"
+    return parse
+
+
 def _writable_parent(text: str) -> None:
     """The nearest existing folder above ``text`` must be a folder this user may write in."""
     parent = os.path.dirname(os.path.abspath(text))

@@ -1,6 +1,6 @@
 """PPO self-play for every Truc variant, in one readable file (after CleanRL's ``ppo.py``).
 
-Run: ``truc train ppo --config configs/ppo_le_truc.yaml [--resume]``.
+Run: ``truc train ppo --config configs/ppo/le_truc.yaml [--resume]``.
 
 How a rollout works. ``num_envs`` slots each play one episode at a time. An episode whose every
 seat is a network (self-play, or the learner against a frozen snapshot of the league) is a game of
@@ -54,7 +54,7 @@ applied again when the update recomputes log-probabilities and entropies.
 Checkpoints (``{out_dir}/{name}/checkpoint.pt``) are written atomically after every
 ``checkpoint_every`` updates with the optimiser, every RNG state, the league and the metric history;
 ``--resume`` restarts from the last one, and with ``checkpoint_every: 1`` a kill -9 loses no
-completed update. ``policy.pt`` (the network only) is what ``ppo:PATH`` loads in the arena.
+completed update. ``policy.pt`` (the network only) is what ``net:PATH`` loads in the arena.
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ class PPOConfig:
     without a vira; with a redeal, the hand after it too): each is tabulated on the public tree and averaged per information set, weighted by
     its own reach (:class:`train.psro.ReachAverage`); ``uniform`` weighs every iterate alike, ``linear``
     the iterate of update t by t. Its exploitability joins the log; it is saved as ``average.npz``
-    (``cfr:PATH`` plays it). ``none``: the last iterate only."""
+    (``table:PATH`` plays it). ``none``: the last iterate only."""
     # --- PPO
     learning_rate: float = 2.5e-4
     """Adam step size"""
@@ -200,12 +200,12 @@ class PPOConfig:
     pfsp_power: float = 2.0
     """prioritized: weight of a snapshot is (1 - learner's win rate against it) ** pfsp_power"""
     fixed_opponents: list = field(default_factory=list)
-    """agent specs mixed in as opponents (``heuristic:honest``, ``cfr:PATH``...)"""
+    """agent specs mixed in as opponents (``heuristic:honest``, ``table:PATH``...)"""
     fixed_prob: float = 0.0
     """probability that an episode's opponents are one of ``fixed_opponents``"""
     fixed_options: dict | None = None
     """the variant options the fixed (and evaluation) opponents were trained for, when they play under
-    the training options without sharing them (a ``ppo:`` team trained at ``intercept: 0`` facing a
+    the training options without sharing them (a ``net:`` team trained at ``intercept: 0`` facing a
     learner trained at ``intercept: 1``); None: the training options"""
     fixed_batched: bool = False
     """also play the episodes against a fixed ``ppo:`` network or ``random`` on the batched engine
@@ -233,7 +233,7 @@ class PPOConfig:
     plot: bool = True
     """draw the learning curves as a PNG (``curves.png`` in the run folder) at the end"""
     curves_png: str = ""
-    """also copy the learning-curve PNG here (e.g. ``docs/img/ppo_le_truc.png``)"""
+    """also copy the learning-curve PNG here (e.g. ``docs/results/img/ppo_le_truc.png``)"""
     progress: bool = True
     """tqdm progress bar"""
     tensorboard: bool = True
@@ -894,7 +894,7 @@ def net_meta(cfg: PPOConfig, rules) -> dict:
 
 
 def policy_dict(cfg: PPOConfig, rules, net: nn.Module) -> dict:
-    """What ``ppo:PATH`` needs: format, versions, Rules, network shape and parameters (plain types)."""
+    """What ``net:PATH`` needs: format, versions, Rules, network shape and parameters (plain types)."""
     return {"format": FORMAT, "version": VERSION, "code_version": truc_env.__version__,
             "rules_key": rules.key, "variant": rules.variant, "options": dict(rules.options),
             "net": net_meta(cfg, rules), "config": dataclasses.asdict(cfg),
@@ -1144,9 +1144,9 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
         average.save(os.path.join(run_dir, "average.npz"))
     png = None
     if cfg.plot:
-        png = plot_curves(history, os.path.join(run_dir, "curves.png"), title=f"PPO {cfg.name} ({rules.variant})")
+        png = plot_curves(history, os.path.join(run_dir, "curves.png"), title=run_title(cfg, rules))
     if cfg.plot and any("exploitability" in h for h in history):
-        plot_exploitability(history, os.path.join(run_dir, "exploitability.png"), title=f"PPO {cfg.name} ({rules.variant})")
+        plot_exploitability(history, os.path.join(run_dir, "exploitability.png"), title=run_title(cfg, rules))
     if cfg.curves_png and png:
         import shutil
 
@@ -1266,7 +1266,7 @@ class IterateAverage:
         self.count, self.last = int(d["count"]), d.get("last")
 
     def save(self, path: str) -> None:
-        """The average as a strategy file (``cfr:PATH`` plays it); each part's tree is read from the cache."""
+        """The average as a strategy file (``table:PATH`` plays it); each part's tree is read from the cache."""
         from agents.cfr.solver import PublicTreeSolver
         from agents.cfr.strategy import StrategyTable, save_strategy
         from train.exploitability import cached_tree, default_cache_dir
@@ -1330,6 +1330,22 @@ def write_exploitability_csv(history: list[dict], path: str) -> None:
     atomic_write_text(path, "\n".join(lines) + "\n")
 
 
+def run_title(cfg: PPOConfig, rules) -> str:
+    """A plot's title: the algorithm that ran (an MMD run says MMD), the run and the variant."""
+    return f"{cfg.algorithm.upper()} {cfg.name} ({rules.variant})"
+
+
+def _single_point(ax, xs: list, ys: list, what: str) -> bool:
+    """Write a series of one measurement as text, not as a lone marker on a degenerate axis; True if it did."""
+    if len(xs) > 1:
+        return False
+    ax.text(0.5, 0.5, f"{what}: one measurement\n{ys[0]:.4g} at step {xs[0]:,}" if xs else f"{what}: none",
+            ha="center", va="center", transform=ax.transAxes)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    return True
+
+
 def plot_exploitability(history: list[dict], path: str, title: str = "PPO") -> str | None:
     """The exploitability curve (points per hand against learner steps, log scale) as a PNG; the
     average policy's too when it is kept."""
@@ -1342,6 +1358,10 @@ def plot_exploitability(history: list[dict], path: str, title: str = "PPO") -> s
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
+    ax.set_title(f"{title}: exact exploitability")
+    if _single_point(ax, [x for x, _ in rows], [e["exploitability"] for _, e in rows], "exploitability"):
+        fig.tight_layout()
+        return save_figure(fig, path)
     ax.plot([x for x, _ in rows], [e["exploitability"] for _, e in rows], marker="o", label="last iterate")
     if "avg_exploitability" in rows[0][1]:
         ax.plot([x for x, _ in rows], [e["avg_exploitability"] for _, e in rows], marker=".", label="average policy")
@@ -1349,7 +1369,6 @@ def plot_exploitability(history: list[dict], path: str, title: str = "PPO") -> s
     ax.set_yscale("log")
     ax.set_xlabel("learner steps")
     ax.set_ylabel("exploitability (points per hand)")
-    ax.set_title(f"{title}: exact exploitability")
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     return save_figure(fig, path)
@@ -1379,24 +1398,26 @@ def plot_curves(history: list[dict], path: str, title: str = "PPO") -> str | Non
     evals = [(h["global_step"], h["eval"]) for h in history if h.get("eval")]
     fig, axes = plt.subplots(2, 3, figsize=(13, 7))
     ax = axes[0, 0]
+    xs = [s for s, _ in evals]
     if evals:
-        xs = [s for s, _ in evals]
+        ax.set_title(f"win rate vs {evals[0][1]['opponent']}")
+    if not _single_point(ax, xs, [e["win_rate"] for _, e in evals], "win rate"):
         ax.plot(xs, [e["win_rate"] for _, e in evals], marker="o")
         ax.axhline(0.5, color="grey", lw=0.8, ls="--")
-        ax.set_title(f"win rate vs {evals[0][1]['opponent']}")
     ax = axes[0, 1]
     if evals:
-        xs = [s for s, _ in evals]
+        ax.set_title(f"points per episode vs {evals[0][1]['opponent']} (95% CI)")
+    if not _single_point(ax, xs, [e["return"] for _, e in evals], "points per episode"):
         ys = np.array([e["return"] for _, e in evals])
         ci = np.array([e["return_ci95"] for _, e in evals])
         ax.plot(xs, ys, marker="o")
         ax.fill_between(xs, ys - ci, ys + ci, alpha=0.25)
         ax.axhline(0.0, color="grey", lw=0.8, ls="--")
-        ax.set_title(f"points per episode vs {evals[0][1]['opponent']} (95% CI)")
     for ax, key, name in ((axes[0, 2], "entropy", "policy entropy"), (axes[1, 0], "approx_kl", "approx KL"),
                           (axes[1, 1], "explained_variance", "explained variance"), (axes[1, 2], "sps", "learner steps / s")):
-        ax.plot(steps, [h[key] for h in history])
         ax.set_title(name)
+        if not _single_point(ax, steps, [h[key] for h in history], name):
+            ax.plot(steps, [h[key] for h in history])
     for ax in axes.flat:
         ax.set_xlabel("learner steps")
         ax.grid(alpha=0.3)
@@ -1417,5 +1438,5 @@ def main(config_path: str, resume: bool = False, overrides: dict | None = None, 
     if ev:
         msg += f"; vs {ev['opponent']}: {ev['return']:+.3f} ± {ev['return_ci95']:.3f} points/episode, win rate {ev['win_rate']:.3f}"
     print(msg)
-    print(f"policy: ppo:{os.path.join(summary['run_dir'], 'policy.pt')}")
+    print(f"policy: net:{os.path.join(summary['run_dir'], 'policy.pt')}")
     return summary

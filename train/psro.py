@@ -16,7 +16,7 @@ weighted by meta-probability x the seat's own probability of reaching it (:func:
 Kuhn's theorem). The meta-Nash mixture is what PSRO outputs (its "average policy"); the last best
 response alone (the "last iterate") is a pure strategy and is logged too. The budget is a count of
 oracle calls (``iterations``), never wall-clock time. The strategy file the run writes
-(``{out}/strategy.npz``) is what ``cfr:PATH`` loads.
+(``{out}/strategy.npz``) is what ``table:PATH`` loads.
 """
 
 from __future__ import annotations
@@ -300,7 +300,7 @@ def run(cfg: PSROConfig, log=print) -> dict:
                "cpu_seconds": time.process_time() - cpu0, "seconds": time.time() - t0}
     atomic_write_text(os.path.join(cfg.out, "summary.json"), json.dumps(summary, indent=2, default=float))
     log(f"exploitability {final['exploitability']:.5f} points/hand after {cfg.iterations} PSRO iterations "
-        f"(uniform: {rows[0]['exploitability']:.4f}); strategy: cfr:{os.path.join(cfg.out, 'strategy.npz')}")
+        f"(uniform: {rows[0]['exploitability']:.4f}); strategy: table:{os.path.join(cfg.out, 'strategy.npz')}")
     return summary
 
 

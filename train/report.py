@@ -52,13 +52,23 @@ def opponent_table(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def variance_sentence(vr: float | None) -> str | None:
-    """Duplicate deals' effect on the variance, worded right whichever way it went."""
+def variance_sentence(vr: float | None, reduced: list | None = None) -> str | None:
+    """Duplicate deals' effect on the variance, worded right whichever way it went; with ``reduced``
+    (pairings cut, pairings), ``vr`` is the median over pairings and the sentence says so."""
     if vr is None or not math.isfinite(vr) or vr <= 0:
         return None
     if vr >= 1:
-        return f"duplicate deals cut the variance of the points-per-hand estimate by ×{vr:.2f}"
-    return f"duplicate deals raised the variance of the points-per-hand estimate by ×{1 / vr:.2f}"
+        text = f"duplicate deals cut the variance of the points-per-hand estimate by ×{vr:.2f}"
+    else:
+        text = f"duplicate deals raised the variance of the points-per-hand estimate by ×{1 / vr:.2f}"
+    if reduced:
+        text += f" (the median over pairings; cut in {reduced[0]} of {reduced[1]}, per pairing in the report)"
+    return text
+
+
+def summary_variance_sentence(summary: dict) -> str | None:
+    """:func:`variance_sentence` of an arena summary: the median over its pairings, and how many were cut."""
+    return variance_sentence(summary.get("variance_reduction"), summary.get("variance_reduced_pairings"))
 
 
 def pairing_table(summary: dict) -> str:
@@ -77,7 +87,6 @@ def pairing_table(summary: dict) -> str:
 
 def write_report(cfg, summary: dict, out: Path, hands_per_second: float | None = None) -> None:
     _plots(summary, out)
-    vr = summary.get("variance_reduction")
     text = [
         f"# Tournament: {cfg.variant} ({cfg.format}, {cfg.episode}s)",
         "",
@@ -104,7 +113,7 @@ def write_report(cfg, summary: dict, out: Path, hands_per_second: float | None =
         "![pairwise](pairwise.png)",
         "",
     ]
-    sentence = variance_sentence(vr)
+    sentence = summary_variance_sentence(summary)
     if sentence:
         text += [sentence[0].upper() + sentence[1:] + " against plain deals (same number of games).", ""]
     if hands_per_second:

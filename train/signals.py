@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents import make_agent
+from agents import make_agent, spec_kind
+from agents.heuristic import HAND_WEIGHTS
 from truc_env.actions import layout_of
 from truc_env.atomic import atomic_write_text
 from truc_env.engine import State
@@ -53,7 +54,7 @@ from .stats import mean_ci
 
 HAND_CLASSES = ("weak", "fair", "good", "strong")
 CONDITIONS = ("channel", "muted", "shuffled")
-_WEIGHTS = (0.55, 0.3, 0.15)  # best card counts most; the heuristic agents judge a hand the same way
+_WEIGHTS = HAND_WEIGHTS  # the heuristic agents' own weights: best card counts most
 
 
 # ---------------------------------------------------------------------------------------------- features
@@ -586,7 +587,7 @@ def report_markdown(report: dict, images: dict) -> str:
 
 def write_outputs(report: dict, out: str, img_prefix: str | None = None) -> dict:
     """summary.json, report.md and the PNGs; returns {title: png path}. PNGs are also copied under
-    ``img_prefix`` (e.g. ``docs/img/signals_paulista``) when given."""
+    ``img_prefix`` (e.g. ``docs/results/img/signals_paulista``) when given."""
     os.makedirs(out, exist_ok=True)
     images = plots(report, out)
     if img_prefix:
@@ -698,7 +699,7 @@ def plot_cross_play(xp: dict, path: str, title: str = "cross-play") -> str:
 
 
 def _short(spec: str) -> str:
-    if spec.startswith("ppo:"):
+    if spec_kind(spec) == "net":
         return os.path.basename(os.path.dirname(spec)) or spec
     return spec.replace("heuristic:", "h:")
 

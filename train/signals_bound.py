@@ -27,6 +27,7 @@ import os
 import re
 from pathlib import Path
 
+from agents import is_network, spec_kind
 from agents.partner_info import ORACLE_PREFIX, make_oracle
 from truc_env.atomic import atomic_write_text
 from truc_env.errors import TrucError
@@ -41,9 +42,9 @@ from .stats import mean_ci
 # default ones for that variant alone (a PPO team plays only the Rules it was trained for).
 LE_TRUC_TEAM = "ppo:models/signals_le_truc_4p.pt"
 MINEIRO_4P = {"players": 4, "signals": {"mode": "card"}}
-MINEIRO_TEAM = "ppo:models/signals_truco_mineiro_4p.pt"  # configs/signals_conv_ppo_truco_mineiro_4p.yaml
+MINEIRO_TEAM = "ppo:models/signals_truco_mineiro_4p.pt"  # configs/signals/conv_ppo_truco_mineiro_4p.yaml
 ARGENTINO_4P = {"players": 4, "signals": {"mode": "senas"}}
-ARGENTINO_TEAM = "ppo:models/signals_truco_argentino_4p.pt"  # configs/signals_conv_ppo_truco_argentino_4p.yaml
+ARGENTINO_TEAM = "ppo:models/signals_truco_argentino_4p.pt"  # configs/signals/conv_ppo_truco_argentino_4p.yaml
 DEFAULT_VARIANTS = (
     {"variant": "le_truc_4p", "options": {}, "learned": {"spec": LE_TRUC_TEAM, "options": {}},
      "also_against": (LE_TRUC_TEAM,)},
@@ -210,8 +211,9 @@ def write_bound(report: dict, out: str, img_prefix: str | None = None) -> str:
 
 def _short(spec: str) -> str:
     """An opponent's spec for an axis label: ``heuristic:honest`` -> ``h:honest``, ``ppo:DIR/NAME.pt`` -> ``ppo:NAME``."""
-    if spec.startswith("ppo:"):
-        return "ppo:" + os.path.splitext(os.path.basename(spec[4:]))[0]
+    if spec_kind(spec) == "net":
+        kind, _, path = spec.partition(":")
+        return f"{kind}:" + os.path.splitext(os.path.basename(path))[0]
     return spec.replace("heuristic:", "h:")
 
 
@@ -265,7 +267,7 @@ def add_arguments(p) -> None:
     p.add_argument("--deals", type=flags.integer(1, 10**9), default=500, help="duplicate deals per team (2 hands each)")
     p.add_argument("--seed", type=flags.seed, default=0)
     p.add_argument("--out", type=flags.output_folder, default=None, help="folder for bound.json, bound.md and bound.png")
-    p.add_argument("--img-prefix", type=flags.output_prefix, default=None, help="also copy the PNG to PREFIX.png (e.g. docs/img/signals_bound)")
+    p.add_argument("--img-prefix", type=flags.output_prefix, default=None, help="also copy the PNG to PREFIX.png (e.g. docs/results/img/signals_bound)")
 
 
 def run_cli(args) -> None:
@@ -290,7 +292,7 @@ def run_cli(args) -> None:
         variants = DEFAULT_VARIANTS
     specs = [(v.get("learned") or {}).get("spec", "") for v in variants] + list(args.against)
     specs += [a for v in variants for a in (() if args.against else v.get("also_against", ()))]
-    if any(s.startswith("ppo:") for s in specs):
+    if any(is_network(s) for s in specs):
         import torch  # small networks, one decision at a time: extra threads only contend
 
         torch.set_num_threads(1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 
+from agents import is_network
 from truc_env.atomic import atomic_write_text
 from truc_env.errors import TrucError
 from truc_env.rules import make_rules
@@ -37,9 +38,9 @@ def add_arguments(p) -> None:
     p.add_argument("--samples", type=flags.integer(1, 10**6), default=8, help="draws per policy estimate for agents without action_probs")
     p.add_argument("--out", type=flags.output_folder, default=None, help="folder for summary.json, report.md and the PNGs")
     p.add_argument("--img-prefix", type=flags.output_prefix, default=None,
-                   help="with --out: also copy the PNGs to PREFIX_<name>.png (e.g. docs/img/signals_conv_le_truc_4p)")
-    p.add_argument("--config", type=flags.input_file, default=None,
-                   help="an experiment file (configs/signals_experiments.yaml): train its PPO runs, then analyse them")
+                   help="with --out: also copy the PNGs to PREFIX_<name>.png (e.g. docs/results/img/signals_conv_le_truc_4p)")
+    p.add_argument("--config", type=flags.shipped_file("configs"), default=None,
+                   help="an experiment file (configs/signals/experiments.yaml): train its PPO runs, then analyse them")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_pairs",
                    help="with --config: override an experiment setting (VALUE is YAML: --set analysis.deals=50)")
     p.add_argument("--steps", type=flags.integer(1, 10**12), default=None, help="with --config: learner steps per run instead of the config's")
@@ -78,7 +79,7 @@ def run_cli(args) -> None:
     if not args.variant or not args.team:
         raise TrucError("truc analyze signals needs --variant and at least one --team (or --config)")
     options = parse_options(args.options)
-    if any("ppo:" in t for t in args.team + [args.against, args.eavesdropper or "", args.twin or ""]):
+    if any(is_network(t) for t in args.team + [args.against, args.eavesdropper or "", args.twin or ""]):
         import torch  # small networks, one decision at a time: extra threads only contend
 
         torch.set_num_threads(1)

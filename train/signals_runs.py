@@ -1,4 +1,4 @@
-"""The PPO runs of a partner-signalling experiment (``configs/signals_experiments.yaml``).
+"""The PPO runs of a partner-signalling experiment (``configs/signals/experiments.yaml``).
 
 An experiment file lists base PPO configs (each with or without the signal channel) and the seeds to
 train each with; run ``<name>_s<seed>`` goes to ``{out_dir}/{name}_s{seed}/``. Runs whose
@@ -191,7 +191,7 @@ def train_runs(exp: dict, steps: int | None = None, time_limit: float | None = N
 
 
 def run_experiment(path: str, steps: int | None = None, train: bool = True, deals: int | None = None,
-                   img_dir: str = "docs/img", log=print, overrides=()) -> dict:
+                   img_dir: str = "docs/results/img", log=print, overrides=()) -> dict:
     """Train the experiment's runs (unless ``train=False``), then analyse them.
 
     Per base config with the channel: every metric of :func:`train.signals.analyze` for each seed's
@@ -236,16 +236,16 @@ def _write_json(path: str, data: dict) -> None:
 
 
 def config_label(path: str) -> str:
-    """The short name of a base config: ``configs/signals_ppo_X.yaml`` or ``signals_<family>_ppo_X.yaml`` -> ``X``."""
+    """The short name of a base config: ``configs/signals/ppo_X.yaml`` or ``<family>_ppo_X.yaml`` -> ``X``."""
     name = os.path.splitext(os.path.basename(path))[0]
-    return re.sub(r"^signals_(?:[a-z]+_)?ppo_", "", name)
+    return re.sub(r"^(?:signals_)?(?:[a-z]+_)?ppo_", "", name)  # the 0.1 flat names began signals_
 
 
 def experiment_family(path: str) -> str:
-    """The figures' prefix of an experiment file: ``configs/signals_mmd_le_truc_4p.yaml`` -> ``signals_mmd``
+    """The figures' prefix of an experiment file: ``configs/signals/mmd_le_truc_4p.yaml`` -> ``signals_mmd``
     (so that the MMD runs' figures do not overwrite the plain ones, ``signals_conv_*``)."""
-    m = re.match(r"signals_[a-z]+(?=_)", os.path.basename(path))
-    return m.group(0) if m else "signals_conv"
+    m = re.match(r"(?:signals_)?([a-z]+)(?=_)", os.path.basename(path))  # the 0.1 flat names began signals_
+    return f"signals_{m.group(1)}" if m else "signals_conv"
 
 
 def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, workers: int, log=print,
@@ -474,7 +474,7 @@ def _analyse_config(job) -> tuple[str, dict, str]:
     return base, entry, "\n".join(lines)
 
 
-def run_leak(exp: dict, deals: int | None = None, log=print, img_dir: str = "docs/img") -> dict:
+def run_leak(exp: dict, deals: int | None = None, log=print, img_dir: str = "docs/results/img") -> dict:
     """The ``leak`` block: per seed, :func:`train.signals.leak` of the team against that seed's
     eavesdropper and twin (a worker each, the same duplicate deals), then the cost pooled over deals
     (per deal, averaged over the seeds) and over seeds. Writes ``{leak.out}/leak.json``; with a

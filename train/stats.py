@@ -160,13 +160,18 @@ def summarize(cfg, results: list[dict]) -> dict:
             "score_rate": float(np.mean(won)) if won else float("nan"),
             "games": len(won), "separated_from_next": sep,
         })
-    vr = None
-    if total_plain:
-        vr = float(np.mean(total_plain) / (k * np.mean(total_dup))) if np.mean(total_dup) > 0 else None
+    # per pairing, then the median: a pooled ratio is dominated by the pairings of largest variance (those
+    # with random), which can hide that most pairings were reduced
+    ratios = [r["variance_reduction"] for r in pair_rows if "variance_reduction" in r]
+    vr = float(np.median(ratios)) if ratios else None
+    pooled = None
+    if total_plain and np.mean(total_dup) > 0:
+        pooled = float(np.mean(total_plain) / (k * np.mean(total_dup)))
     return {
         "variant": cfg.variant, "options": cfg.options, "format": cfg.format, "episode": cfg.episode,
         "deals": cfg.deals, "duplicate": cfg.duplicate, "seed": cfg.seed,
         "pairings": pair_rows, "ranking": ranking, "variance_reduction": vr,
+        "variance_reduced_pairings": [sum(r > 1 for r in ratios), len(ratios)], "variance_reduction_pooled": pooled,
         "rank_disagreements": [r["entrant"] for r in ranking if r["rank"] != r["points_rank"]],
         "pairwise": {"entrants": entrants, "points_per_hand": _pairwise(entrants, pair_rows)},
     }

@@ -23,6 +23,7 @@ import os
 
 import numpy as np
 
+from agents import FILE_KINDS, spec_kind
 from truc_env.atomic import atomic_write_text
 from truc_env.engine import State
 from truc_env.episode import Dealer, Episode
@@ -152,9 +153,10 @@ def style_plot(results: list[dict], path: str) -> str:
 
 
 def _short(spec: str) -> str:
-    if spec.startswith(("ppo:", "cfr:")):
-        return spec[:4] + os.path.splitext(os.path.basename(spec[4:]))[0].replace("strategy", os.path.basename(
-            os.path.dirname(spec[4:])))
+    if spec_kind(spec) in FILE_KINDS:
+        kind, _, path = spec.partition(":")
+        return f"{kind}:" + os.path.splitext(os.path.basename(path))[0].replace("strategy", os.path.basename(
+            os.path.dirname(path)))
     return spec.replace("heuristic:", "h:")
 
 

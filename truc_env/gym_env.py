@@ -13,7 +13,7 @@
 - ``opponents``: one opponent for every other seat in seat order (partners included), or a single
   one used for all of them. An opponent is
   ``None`` (uniformly random legal play, seeded by ``reset(seed=...)``), an agent spec string
-  (``"random"``, ``"heuristic:honest"``, ``"cfr:PATH"``, ``"ppo:PATH"``: built by ``agent_factory``,
+  (``"random"``, ``"heuristic:honest"``, ``"table:PATH"``, ``"net:PATH"``: built by ``agent_factory``,
   by default :func:`agents.make_agent`), an agent object with ``act(observation, legal_mask) -> int``
   (the project's agents; it is given a :class:`truc_env.observe.SeatObservation`, as in the arena), or
   a callable ``f(observation, legal_mask) -> int`` given the flat observation vector of its seat.
@@ -99,7 +99,7 @@ class SingleAgentEnv(gymnasium.Env):
                 opp = built[opp]
             elif opp is not None and not (hasattr(opp, "act") or callable(opp)):
                 raise TrucError(f"opponent for seat {s} must be None, an agent spec string (random, "
-                                f"heuristic:<style>, cfr:<path>, ppo:<path>), an agent with act(), or a callable "
+                                f"heuristic:<style>, table:<path>, net:<path>), an agent with act(), or a callable "
                                 f"(observation, legal_mask) -> action; got {opp!r}")
             self.opponents[s] = opp
         self.observation_space = self.aec.observation_space(self.agent)["observation"]

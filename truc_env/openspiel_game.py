@@ -246,6 +246,7 @@ def _parse_params(params: dict):
             unflat[name], flat = value, default
         canonical[name] = flat
     canonical["options"] = format_options(unflat)
+    canonical["players"] = rules.players  # a fact of every game, also of variants without the option
     resolved = rules.options.get("signals") or {}
     for key, default in _SIGNALS.items():
         canonical[f"signals_{key}"] = type(default)(resolved[key]) if key in resolved else default

@@ -16,6 +16,7 @@ import json
 
 import numpy as np
 
+from .assets import shipped_path
 from .atomic import atomic_write_text, parse_json, read_text
 from .checks import check_seed
 from .engine import CHANCE, DEAL_DRAW, FIRST_DEALER, State
@@ -328,6 +329,6 @@ def save(record: dict, path) -> None:
 
 def load(path) -> dict:
     """Read a record written by :func:`save`; a malformed file raises RecordError."""
-    record = parse_json(read_text(path, "record", RecordError), f"record {path}", RecordError)
+    record = parse_json(read_text(shipped_path("examples", path), "record", RecordError), f"record {path}", RecordError)
     _check_depth(record)
     return record

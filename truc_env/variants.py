@@ -251,3 +251,7 @@ DECLARED = (
 )
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in DECLARED}
+
+
+# A game's name alone is its best committed network (models/README.md says how each was made).
+DEFAULT_MODELS = {"le_truc": "distilled_mmd_le_truc", "truco_paulista": "ppo_paulista"}

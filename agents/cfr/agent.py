@@ -1,4 +1,4 @@
-"""The ``cfr:PATH`` agent: samples its action from the solved average strategy.
+"""The ``table:PATH`` agent: samples its action from the solved average strategy.
 
 It reads the seat's perfect-recall ``info_state`` string from the observation dict (the arena's
 observation), keys it by the solver's abstraction (:mod:`agents.cfr.keys`), and maps the sampled

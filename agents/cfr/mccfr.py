@@ -19,7 +19,7 @@ and resumed gives bit-identical tables: it stores the rows, the key order and th
 Strategy files (``truc-mccfr-strategy``) hold the keys and the normalised average strategy
 (float32), with a JSON header: format, Rules key and options, package version, abstraction,
 iterations. They are written atomically and refuse other Rules clearly; :func:`load_agent` makes the
-``cfr:PATH`` agent of one.
+``table:PATH`` agent of one.
 """
 
 from __future__ import annotations
@@ -369,7 +369,7 @@ def _load_strategy(path: str, rules=None) -> MCCFRStrategy:
 
 
 class MCCFRAgent:
-    """The ``cfr:PATH`` agent of an MCCFR strategy: samples from the average strategy at its key.
+    """The ``table:PATH`` agent of an MCCFR strategy: samples from the average strategy at its key.
 
     Reads ``observation["view"]``. A key the strategy never saw is played uniformly over the legal
     abstract actions and counted in ``misses``. With ``threshold`` t > 0 (from the file's header)

@@ -1,4 +1,4 @@
-"""Strategy files of the exact solver and the ``cfr:PATH`` agent.
+"""Strategy files of the exact solver and the ``table:PATH`` agent.
 
 A strategy file is a compressed ``.npz``: a JSON header (format, Rules key, options, package version,
 how it was solved and its measured exploitability) and, per part, the public tree's lookup arrays

@@ -1,4 +1,4 @@
-"""PPO self-play agents: ``ppo:PATH`` loads a checkpoint written by ``truc train ppo``.
+"""PPO self-play agents: ``net:PATH`` loads a checkpoint written by ``truc train ppo``.
 
 The agent samples from its masked policy (a mixed strategy is how a policy bluffs); ``greedy=True``
 plays the most probable legal action instead.

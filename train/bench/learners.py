@@ -1,6 +1,6 @@
 """Learner steps per CPU-second: our PPO trainer beside sb3-contrib's MaskablePPO, in one run.
 
-    python -m train.bench.learners [--config configs/ppo_le_truc_fast.yaml] [--updates 8]
+    python -m train.bench.learners [--config configs/ppo/le_truc_fast.yaml] [--updates 8]
                                    [--sb3-updates 2] [--repeats 1] [--out results/bench]
 
 A *learner step* is one recorded transition: a decision of a learning seat (in self-play both seats
@@ -12,10 +12,10 @@ evaluation, plots and checkpoints off), pinned to one core (:mod:`train.bench.th
 
 Rows:
 
-- ``ours``: ``truc train ppo`` with ``--config`` (default ``configs/ppo_le_truc_fast.yaml``: pure
+- ``ours``: ``truc train ppo`` with ``--config`` (default ``configs/ppo/le_truc_fast.yaml``: pure
   self-play on the batched engine);
 - ``ours, ppo_le_truc.yaml network``: the same self-play with the network, epochs and ``num_envs``
-  of ``configs/ppo_le_truc.yaml`` (the trainer's speed before the fast config);
+  of ``configs/ppo/le_truc.yaml`` (the trainer's speed before the fast config);
 - ``MaskablePPO``: sb3-contrib's MaskablePPO on our Gymnasium env (``truc_env.gym_env.SingleAgentEnv``,
   seat 0 against the ``random`` agent, one hand per episode, the same reward), with the config's
   network (separate actor and critic MLPs of ``hidden``, tanh), ``steps_per_update`` as ``n_steps``,
@@ -43,8 +43,8 @@ from truc_env.atomic import atomic_open
 
 from .threads import pin_single_thread
 
-FAST_CONFIG = "configs/ppo_le_truc_fast.yaml"
-BASE_CONFIG = "configs/ppo_le_truc.yaml"
+FAST_CONFIG = "configs/ppo/le_truc_fast.yaml"
+BASE_CONFIG = "configs/ppo/le_truc.yaml"
 # the trainer evaluates at its last update whatever eval_every says: one episode against random
 QUIET = {"eval_every": 10**9, "eval_episodes": 1, "eval_opponent": "random", "checkpoint_every": 10**9, "tensorboard": False, "plot": False, "progress": False,
          "curves_png": "", "exploitability_every": 0, "time_limit_minutes": 0.0, "device": "cpu", "torch_threads": 1}

@@ -24,10 +24,13 @@ HEURISTIC_LEVELS = (
 )
 
 
+ALIASES = {"net": "ppo", "table": "cfr"}  # the 0.1 names of the two spec kinds
+
+
 @dataclass(frozen=True)
 class Model:
     name: str  # the file name without its extension
-    kind: str  # "ppo" (a network checkpoint, .pt) or "cfr" (a strategy table, .npz)
+    kind: str  # "net" (a network checkpoint, .pt) or "table" (a strategy table, .npz)
     path: str
     rules_key: str | None  # the Rules it was trained for; None when it cannot be read here
 
@@ -38,7 +41,7 @@ class Model:
 
 def _rules_key(kind: str, path: str) -> str | None:
     try:
-        if kind == "cfr":
+        if kind == "table":
             import numpy as np
 
             with np.load(path, allow_pickle=False) as z:  # the header alone, not the tables
@@ -57,7 +60,7 @@ def find_models(folder: str | None) -> list[Model]:
     out = []
     for entry in sorted(os.listdir(folder)):
         stem, ext = os.path.splitext(entry)
-        kind = {".pt": "ppo", ".npz": "cfr"}.get(ext)
+        kind = {".pt": "net", ".npz": "table"}.get(ext)
         if kind:
             path = os.path.join(folder, entry)
             out.append(Model(stem, kind, path, _rules_key(kind, path)))
@@ -71,12 +74,12 @@ def ladder(rules, models: list[Model]) -> list[dict]:
     for m in models:
         if m.rules_key == rules.key:
             levels.append({"name": m.name, "spec": f"{m.kind}:{m.name}", "kind": m.kind,
-                           "about": "a learned network" if m.kind == "ppo" else "a solved strategy table"})
+                           "about": "a learned network" if m.kind == "net" else "a solved strategy table"})
     return levels
 
 
 def resolve(name: str, rules, models: list[Model]) -> str:
-    """The agent spec of a level name, a model name (``ppo:NAME``, ``cfr:NAME`` or ``NAME``) or a plain
+    """The agent spec of a level name, a model name (``net:NAME``, ``table:NAME`` or ``NAME``; ``ppo:``/``cfr:`` as aliases) or a plain
     spec without a file; anything else raises AgentSpecError listing the choices."""
     if not isinstance(name, str) or not name:
         raise AgentSpecError(f"an opponent must be named by a string, got {name!r:.40}")
@@ -87,7 +90,7 @@ def resolve(name: str, rules, models: list[Model]) -> str:
         return name
     kind, _, stem = name.rpartition(":")
     for m in models:
-        if stem == m.name and kind in ("", m.kind):
+        if stem == m.name and kind in ("", m.kind, ALIASES[m.kind]):
             if m.rules_key is not None and m.rules_key != rules.key:
                 raise AgentSpecError(f"model {m.name!r} was trained for other rules than "
                                      f"{rules.variant} with these options")

@@ -54,10 +54,10 @@ class Move:
 
 def agent_policy(agent, observation, mask) -> dict[int, float] | None:
     """The probabilities ``agent`` gives each legal action here, or None for agents that only sample."""
-    if hasattr(agent, "probabilities"):  # ppo: networks
+    if hasattr(agent, "probabilities"):  # net: networks
         p = np.asarray(agent.probabilities(observation, mask), dtype=float)
         return {int(a): float(p[a]) for a in np.flatnonzero(mask)}
-    if hasattr(agent, "policy"):  # cfr: strategy tables
+    if hasattr(agent, "policy"):  # table: strategy tables
         return {int(a): float(p) for a, p in agent.policy(observation, mask).items()}
     if getattr(agent, "name", "") == "random":
         legal = np.flatnonzero(mask)
