@@ -1,5 +1,5 @@
 """The package data that pyproject.toml cannot declare: the checkout's top-level configs/, models/ and
-examples/ ship inside the package as ``truc_env/_shipped/<folder>``, where ``truc_env.assets`` finds them
+examples/ ship inside the package as ``truc_env/_shipped/<folder>``, where ``truc_env.io.assets`` finds them
 by name once installed (``--config arena/paulista``, ``net:le_truc``). Everything else is in pyproject.toml."""
 
 from setuptools import find_packages, setup

@@ -4,13 +4,19 @@ Specs: ``random``, ``heuristic:<honest|bluffer|cautious>``, ``table:<path>`` (a 
 solved it: CFR, MCCFR, MMD, PSRO), ``net:<path>`` (a network, whatever trained it: PPO, MMD, distillation),
 ``human``. ``cfr:`` and ``ppo:``, the names of 0.1, are kept as aliases of ``table:`` and ``net:`` for one
 release. A path that does not exist is looked up among the shipped models (``net:le_truc``, see
-:mod:`truc_env.assets`).
+:mod:`truc_env.io.assets`).
 """
 
 from __future__ import annotations
 
-from truc_env.assets import resolve
 from truc_env.errors import TrucError
+from truc_env.io.assets import resolve
+from truc_env.moved import keep_old_paths
+
+# the 0.1 module paths (agents.heuristic, agents.ppo.network, ...) import their 0.2 homes for one release
+keep_old_paths({**{f"agents.{m}": f"agents.players.{m}"
+                   for m in ("random", "heuristic", "heuristic_batch", "human", "partner_info")},
+                "agents.ppo": "agents.network"})
 
 SPEC_FORMS = "random, heuristic:<honest|bluffer|cautious>, table:<path>, net:<path|name>, human"
 # the file-backed kinds; the aliases are the 0.1 names, kept for one release
@@ -68,27 +74,27 @@ def make_agent(spec: str, rules=None, seed: int | None = None):
         raise AgentSpecError(f"an agent spec must be a non-empty string; forms: {SPEC_FORMS}")
     kind, _, arg = spec.partition(":")
     if kind == "random" and not arg:
-        from .random import RandomAgent
+        from agents.players.random import RandomAgent
 
         return RandomAgent(seed)
     if kind == "heuristic":
-        from .heuristic import STYLES, HeuristicAgent
+        from agents.players.heuristic import STYLES, HeuristicAgent
 
         style = arg or "honest"
         if style not in STYLES:
             raise AgentSpecError(f"unknown heuristic style {style!r} in {spec!r}; styles: {', '.join(STYLES)}")
         return HeuristicAgent(style, seed)
     if kind == "human" and not arg:
-        from .human import HumanAgent
+        from agents.players.human import HumanAgent
 
         return HumanAgent()
     if ALIASES.get(kind, kind) in FILE_KINDS:
         path = spec_file(spec)
         try:
             if is_table(spec):
-                from .cfr import load_agent
+                from agents.cfr import load_agent
             else:
-                from .ppo import load_agent
+                from agents.network import load_agent
         except ImportError as e:
             raise AgentSpecError(f"{spec!r}: the {kind} agent is not available ({e})") from None
         agent = load_agent(path, rules)
@@ -97,5 +103,5 @@ def make_agent(spec: str, rules=None, seed: int | None = None):
         return agent
     if kind == "oracle":
         raise AgentSpecError(f"{spec!r}: an oracle sees its partner's hand, a research bound and not a fair agent; "
-                             "only `truc analyze bound` builds it (agents.partner_info.make_oracle)")
+                             "only `truc analyze bound` builds it (agents.players.partner_info.make_oracle)")
     raise AgentSpecError(f"unknown agent spec {spec!r}; forms: {SPEC_FORMS}")

@@ -38,9 +38,9 @@ ENGINE_VARIANTS = ("le_truc", "truco_paulista", "truco_mineiro", "put")
 CHILD = r"""
 import hashlib, json, sys, time
 import numpy as np
-from truc_env.engine import State, sample_chance
-from truc_env.rules import make_rules
-from truc_env.vector import VectorEnv
+from truc_env.game.engine import State, sample_chance
+from truc_env.game.rules import make_rules
+from truc_env.batch.vector import VectorEnv
 from train.bench.engine import truc_hand_loop
 
 configs = json.loads(sys.argv[1])

@@ -5,7 +5,7 @@
 
 RLlib's action-masking RLModule (``ActionMaskingTorchRLModule``, shipped with RLlib's examples) reads a
 ``Dict`` observation ``{"observations": ..., "action_mask": float32}`` and takes the log of the mask:
-:class:`truc_env.gym_env.MaskedObservation` (``keys="rllib"``) gives exactly that, with an all-ones mask
+:class:`truc_env.envs.gym_env.MaskedObservation` (``keys="rllib"``) gives exactly that, with an all-ones mask
 on an episode's final observation (where RLlib still computes values and logits).
 """
 
@@ -20,7 +20,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 from ray.tune.registry import register_env
 
-from truc_env.gym_env import MaskedObservation, SingleAgentEnv, evaluate
+from truc_env.envs.gym_env import MaskedObservation, SingleAgentEnv, evaluate
 
 ENV_NAME = "truc_masked"
 

@@ -13,7 +13,7 @@ import argparse
 
 from sb3_contrib import MaskablePPO
 
-from truc_env.gym_env import SingleAgentEnv, evaluate
+from truc_env.envs.gym_env import SingleAgentEnv, evaluate
 
 
 def train(variant: str = "le_truc", steps: int = 20_000, opponents="heuristic:honest", seed: int = 0,

@@ -4,7 +4,7 @@
     python examples/tianshou_dqn.py --epochs 5
 
 Tianshou's DQN-family policies mask Q-values with ``batch.obs.mask`` and feed ``batch.obs.obs`` to the
-network: :class:`truc_env.gym_env.MaskedObservation` with ``keys="tianshou"`` gives exactly that.
+network: :class:`truc_env.envs.gym_env.MaskedObservation` with ``keys="tianshou"`` gives exactly that.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tianshou.env import DummyVectorEnv
 from tianshou.trainer import OffPolicyTrainerParams
 from tianshou.utils.net.common import Net
 
-from truc_env.gym_env import MaskedObservation, SingleAgentEnv, evaluate
+from truc_env.envs.gym_env import MaskedObservation, SingleAgentEnv, evaluate
 
 
 def make_env(variant: str, opponents, illegal: str = "penalize") -> MaskedObservation:

@@ -4,7 +4,7 @@
     python examples/torchrl_dqn.py --frames 20000
 
 TorchRL masks with an ``"action_mask"`` entry next to ``"observation"``:
-:class:`truc_env.gym_env.MaskedObservation` (``keys="torchrl"``) provides both, with an all-ones mask
+:class:`truc_env.envs.gym_env.MaskedObservation` (``keys="torchrl"``) provides both, with an all-ones mask
 on the final observation of an episode (TorchRL's masked exploration and Q-value modules fail on a mask
 with no legal action, and they do run on that observation).
 """
@@ -23,7 +23,7 @@ from torchrl.envs import GymWrapper
 from torchrl.modules import MLP, EGreedyModule, QValueModule
 from torchrl.objectives import DQNLoss, SoftUpdate
 
-from truc_env.gym_env import MaskedObservation, SingleAgentEnv, evaluate
+from truc_env.envs.gym_env import MaskedObservation, SingleAgentEnv, evaluate
 
 
 def make_env(variant: str, opponents, illegal: str = "penalize") -> GymWrapper:

@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agents import make_agent  # noqa: E402
 from agents.cfr.policy_tree import best_response_values  # noqa: E402
 from agents.cfr.solver import PublicTreeSolver  # noqa: E402
-from train.aliasing import aliased_table, group_nodes  # noqa: E402
-from train.exploitability import cached_tree, default_cache_dir, node_inputs, stored_table  # noqa: E402
+from train.eval.aliasing import aliased_table, group_nodes  # noqa: E402
+from train.eval.exploitability import cached_tree, default_cache_dir, node_inputs, stored_table  # noqa: E402
 from truc_env.errors import TrucError  # noqa: E402
-from truc_env.rules import make_rules  # noqa: E402
+from truc_env.game.rules import make_rules  # noqa: E402
 
 
 def main(argv=None) -> dict:
@@ -83,7 +83,7 @@ def main(argv=None) -> dict:
     print(f"the table: {result['exploitability']:.4f}; averaged over what {args.features} aliases: "
           f"{result['aliased_exploitability']:.4f} points per hand ({result['cpu_seconds']:.0f} CPU s)")
     if args.out:
-        from truc_env.atomic import atomic_write_text
+        from truc_env.io.atomic import atomic_write_text
 
         atomic_write_text(args.out, json.dumps(result, indent=2) + "\n")
     return result

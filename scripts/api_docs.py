@@ -153,7 +153,7 @@ def option_table(specs: dict) -> str:
 
 def signal_table() -> str:
     """The keys of the ``signals`` option with their defaults (from ``SignalRules``)."""
-    from truc_env.rules import SIGNAL_MODES, SIGNAL_TIMINGS, SignalRules
+    from truc_env.game.rules import SIGNAL_MODES, SIGNAL_TIMINGS, SignalRules
 
     allowed = {"mode": ", ".join(f"`{m}`" for m in SIGNAL_MODES), "vocab": "integer 1..64",
                "truthful": "`true`, `false`", "intercept": "probability 0..1",
@@ -167,7 +167,7 @@ def signal_table() -> str:
 
 def senas_table() -> str:
     """The gesture tokens of ``mode: senas`` per variant."""
-    from truc_env.rules import VARIANTS
+    from truc_env.game.rules import VARIANTS
 
     rows = ["| variant | tokens |", "|---|---|"]
     for variant, spec in VARIANTS.items():
@@ -178,14 +178,14 @@ def senas_table() -> str:
 
 def calls_list() -> str:
     """The single-word calls of the action notation."""
-    from truc_env.actions import CALLS
+    from truc_env.game.actions import CALLS
 
     return ", ".join(f"`{c}`" for c in CALLS)
 
 
 def rules_tables() -> dict[str, str]:
     """Every generated block of docs/rules.md by name."""
-    from truc_env.rules import COMMON, VARIANTS
+    from truc_env.game.rules import COMMON, VARIANTS
 
     out = {f"options:{v}": f"{spec.summary}\n\n{option_table(spec.options)}" for v, spec in VARIANTS.items()}
     out["options:common"] = option_table(COMMON)
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name} is out of date" + (f" ({', '.join(stale)})" if path == RULES else "")
                   + ": run python scripts/api_docs.py")
         else:
-            from truc_env.atomic import atomic_write_text
+            from truc_env.io.atomic import atomic_write_text
 
             atomic_write_text(path, updates[path][1])
             print(f"wrote {name}")

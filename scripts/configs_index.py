@@ -46,7 +46,7 @@ def budget(p):
 out = ["# Configs", "",
        "Every config is addressable by its path here without `.yaml`, from any folder once the package is installed",
        "(`truc arena --config arena/paulista`); the checkout path (`--config configs/arena/paulista.yaml`) works too,",
-       "and so, for one release, does the flat name of 0.1 (`configs/arena_paulista.yaml`: `truc_env/assets.py`).",
+       "and so, for one release, does the flat name of 0.1 (`configs/arena_paulista.yaml`: `truc_env/io/assets.py`).",
        "Budgets are in iterations or steps, never wall clock, so a result reproduces on any machine. The time each",
        "run took is in the doc page its comment cites. This page is generated: `python scripts/configs_index.py`.", "",
        "**Start here**: `demo.yaml` (`truc demo`), `arena/le_truc.yaml` (`make run`), `cfr/small.yaml` (a shrunk Le",

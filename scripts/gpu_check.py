@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 
-from train import ppo  # noqa: E402
+from train.algos import ppo  # noqa: E402
 
 CASES = [
     ("le_truc", {}, 2),

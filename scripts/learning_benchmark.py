@@ -2,7 +2,7 @@
 
 Every row of the table is one config run for several seeds (``ROWS``): PPO and MMD
 (``configs/ppo/small*.yaml``, ``truc train ppo``), PSRO (``configs/psro/small.yaml``, deterministic),
-OpenSpiel's NFSP (``train.openspiel_nfsp``, the options and budget of ``configs/learn_small_nfsp.yaml``'s
+OpenSpiel's NFSP (``train.algos.openspiel_nfsp``, the options and budget of ``configs/learn_small_nfsp.yaml``'s
 PPO-style file) and CFR+ for scale (``configs/cfr/small.yaml``). A run whose curve is already in
 ``--runs`` is read, not run again (``--force`` reruns). Writes, atomically, one CSV of every measurement
 (``--csv``: row, seed, learner steps or oracle calls, exploitability of the last iterate and of the
@@ -25,8 +25,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from train.psro import write_csv  # noqa: E402
-from truc_env.atomic import atomic_open, atomic_write_text  # noqa: E402
+from train.algos.psro import write_csv  # noqa: E402
+from truc_env.io.atomic import atomic_open, atomic_write_text  # noqa: E402
 
 # key, label, kind, config; PPO-kind rows are measured in learner steps, the tabular ones in oracle calls
 ROWS = (
@@ -77,7 +77,7 @@ def run_one(key: str, kind: str, cfg_path: str, seed: int, runs: str, force: boo
     if force or not os.path.exists(cpu_file):
         cpu0 = time.process_time()
         if kind == "ppo":
-            from train.ppo import PPOConfig, train
+            from train.algos.ppo import PPOConfig, train
 
             cfg = PPOConfig.from_yaml(cfg_path, [f"seed={seed}", f"name={os.path.basename(out)}", f"out_dir={runs}",
                                                  "progress=false", "plot=false"])
@@ -87,26 +87,26 @@ def run_one(key: str, kind: str, cfg_path: str, seed: int, runs: str, force: boo
                 shutil.rmtree(out)
             train(cfg)
         elif kind == "nfsp":
-            from train.openspiel_nfsp import run
-            from train.ppo import PPOConfig
+            from train.algos.openspiel_nfsp import run
+            from train.algos.ppo import PPOConfig
 
             cfg = PPOConfig.from_yaml(cfg_path)
             run(cfg.options, steps=cfg.total_steps, seed=seed, eval_every=cfg.steps_per_update * cfg.exploitability_every,
                 out=out, variant=cfg.variant, hidden=tuple(cfg.hidden), log=lambda msg: None)
         elif kind == "distill":
             from train import config
-            from train.distill import DistillConfig, run
+            from train.algos.distill import DistillConfig, run
 
             run(config.load(DistillConfig, cfg_path, [f"seed={seed}", f"out={out}",
                                                       f"teacher=cfr:{os.path.join(runs, 'mmd_full', 'strategy.npz')}"]),
                 log=lambda msg: None)
         elif kind == "psro":
             from train import config
-            from train.psro import PSROConfig, run
+            from train.algos.psro import PSROConfig, run
 
             run(config.load(PSROConfig, cfg_path, [f"out={out}"]), log=lambda msg: None)
         else:
-            from train.cfr import main as cfr_main
+            from train.algos.cfr import main as cfr_main
 
             cfr_main(cfg_path, overrides=[f"out={out}"])
         atomic_write_text(cpu_file, f"{time.process_time() - cpu0:.2f}\n")
@@ -250,10 +250,10 @@ def main(argv=None) -> int:
     write_csv(args.csv, rows, COLUMNS)
     uniform = None
     if "psro" not in keys:  # no PSRO row starting from the uniform policy: measure it on the MMD row's game
-        from agents.random import RandomAgent
-        from train.exploitability import policy_exploitability
-        from train.ppo import PPOConfig
-        from truc_env.rules import make_rules
+        from agents.players.random import RandomAgent
+        from train.algos.ppo import PPOConfig
+        from train.eval.exploitability import policy_exploitability
+        from truc_env.game.rules import make_rules
 
         cfg = PPOConfig.from_yaml(next(c for _, _, kind, c in table if kind == "ppo"))
         uniform = [policy_exploitability(RandomAgent(), make_rules(cfg.variant, **cfg.options),

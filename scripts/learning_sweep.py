@@ -20,8 +20,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from train.psro import write_csv  # noqa: E402
-from truc_env.atomic import atomic_write_text  # noqa: E402
+from train.algos.psro import write_csv  # noqa: E402
+from truc_env.io.atomic import atomic_write_text  # noqa: E402
 
 BASE = "configs/ppo/small_mmd.yaml"
 BUDGET = ["total_steps=245760", "exploitability_every=2", "average=linear"]
@@ -46,7 +46,7 @@ COLUMNS = ("setting", "seed", "update", "global_step", "exploitability", "avg_ex
 
 def run_setting(name: str, seed: int, runs: str) -> list[dict]:
     """Run (or read) one setting for one seed; its curve as rows of ``COLUMNS``."""
-    from train.ppo import PPOConfig, train
+    from train.algos.ppo import PPOConfig, train
 
     out = os.path.join(runs, f"{name}_s{seed}")
     cpu_file = os.path.join(out, "sweep_cpu_seconds.txt")

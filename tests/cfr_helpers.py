@@ -6,7 +6,7 @@ import numpy as np
 
 from agents.cfr.strategy import StrategyTable, save_strategy
 from agents.cfr.tree import CHILD, NATURE, PLAY, branch_label
-from truc_env.engine import sample_chance
+from truc_env.game.engine import sample_chance
 
 
 def walk_hand(tree, state, rng, card_class=None, on_node=None) -> int:

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from train.play import play_human
-from truc_env.engine import State, sample_chance
-from truc_env.observe import SeatObservation
-from truc_env.rules import make_rules
+from train.commands.play import play_human
+from truc_env.game.engine import State, sample_chance
+from truc_env.game.observe import SeatObservation
+from truc_env.game.rules import make_rules
 
 
 def test_human_rejects_bad_input_and_asks_again():
@@ -69,7 +69,7 @@ def test_heuristics_play_every_variant_legally(variant, options, style):
 
 
 def test_heuristic_signals_truthfully_and_raises_strong_hands():
-    from truc_env.records import replay_state
+    from truc_env.game.records import replay_state
 
     state = replay_state({"variant": "le_truc_4p", "options": {"instructions": False},
                           "deal": {"hands": [["9c", "Tc", "Jc"], ["9d", "Td", "Jd"], ["7c", "7d", "8c"],
@@ -83,7 +83,7 @@ def test_heuristic_signals_truthfully_and_raises_strong_hands():
 
 @pytest.mark.parametrize("style", ["honest", "bluffer", "cautious"])
 def test_heuristic_sings_flor_when_asked_an_envido(style):
-    from truc_env.records import replay_state
+    from truc_env.game.records import replay_state
 
     state = replay_state({"variant": "truco_argentino", "options": {"players": 2, "flor": True}, "dealer": 1,
                           "deal": {"hands": [["4o", "5c", "6b"], ["1o", "2o", "3o"]]}, "actions": ["0 envido"]})
@@ -99,7 +99,7 @@ def test_heuristic_sings_flor_when_asked_an_envido(style):
 def _records(specs, rules, seeds=range(3)):
     """The records of seeded games of ``specs[0]`` (each seat built from the spec) against random."""
     from agents import make_agent
-    from train.match import play_game
+    from train.eval.match import play_game
 
     out = []
     for seed in seeds:
@@ -110,7 +110,7 @@ def _records(specs, rules, seeds=range(3)):
 
 def test_net_and_its_alias_ppo_play_the_same_network():
     pytest.importorskip("torch")
-    from truc_env.rules import make_rules
+    from truc_env.game.rules import make_rules
 
     rules = make_rules("le_truc")
     specs = ["net:models/distilled_mmd_le_truc.pt", "ppo:models/distilled_mmd_le_truc.pt", "net:le_truc",
@@ -118,7 +118,7 @@ def test_net_and_its_alias_ppo_play_the_same_network():
     played = [_records([s], rules) for s in specs]
     assert all(p == played[0] for p in played[1:])
     # the control: another network gives other probabilities at the first decision of a deal
-    from truc_env.episode import Dealer, Episode
+    from truc_env.game.episode import Dealer, Episode
 
     state = State(rules, episode="hand")
     game = Episode(state, Dealer.seeded(rules, 0))
@@ -130,8 +130,8 @@ def test_net_and_its_alias_ppo_play_the_same_network():
 
 
 def test_table_and_its_alias_cfr_play_the_same_strategy(tmp_path):
-    from train.cfr import CFRConfig, run
-    from truc_env.rules import make_rules
+    from train.algos.cfr import CFRConfig, run
+    from truc_env.game.rules import make_rules
 
     small = {"ranks": 4, "hand_size": 2, "max_raises": 2, "redeal": False}
     run(CFRConfig(variant="le_truc", options=small, algorithm="dcfr", iterations=30, eval_every=30,

@@ -1,4 +1,4 @@
-"""The aliasing floor (``train/aliasing.py``, ``scripts/aliasing_floor.py``): a table averaged over the
+"""The aliasing floor (``train/eval/aliasing.py``, ``scripts/aliasing_floor.py``): a table averaged over the
 information sets a network's input cannot tell apart, measured exactly.
 
 Controls on a shrunk heads-up Le Truc: with the decision history in the input (``info_state``) nothing
@@ -15,14 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from truc_env.rules import make_rules
+from truc_env.game.rules import make_rules
 
 SMALL = {"ranks": 4, "hand_size": 2, "max_raises": 2}
 
 
 @pytest.fixture(scope="module")
 def table(tmp_path_factory):
-    from train.cfr import CFRConfig, run
+    from train.algos.cfr import CFRConfig, run
 
     out = tmp_path_factory.mktemp("aliasing") / "cfr"
     run(CFRConfig(variant="le_truc", options=SMALL, algorithm="dcfr", iterations=200, eval_every=200,
@@ -60,7 +60,7 @@ def test_aliased_table_is_a_policy():
     set's play still sums to 1."""
     from agents.cfr.solver import PublicTreeSolver
     from agents.cfr.tree import NATURE, build_tree
-    from train.aliasing import aliased_table
+    from train.eval.aliasing import aliased_table
 
     tree = build_tree(make_rules("le_truc", **{**SMALL, "redeal": False}))
     solver = PublicTreeSolver(tree)

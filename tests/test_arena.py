@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from train.arena import ArenaConfig, run_arena
+from train.eval.arena import ArenaConfig, run_arena
 from truc_env.errors import TrucError
 
 
@@ -66,7 +66,7 @@ def test_outputs_are_written(tmp_path):
     out = tmp_path / "out"
     for name in ("summary.json", "summary.csv", "report.md", "ratings.png", "pairwise.png", "games.jsonl"):
         assert (out / name).stat().st_size > 0, name
-    from truc_env.records import replay
+    from truc_env.game.records import replay
 
     first = json.loads((out / "games.jsonl").read_text().splitlines()[0])
     assert replay(first["record"])["hand_over"]
@@ -141,7 +141,7 @@ def _summary(rows):
 
 
 def test_ranking_note_names_the_disagreements():
-    from train.report import ranking_note
+    from train.eval.report import ranking_note
 
     assert "agree" in ranking_note(_summary([("a", 1), ("b", 2)]))
     note = ranking_note(_summary([("a", 2), ("b", 1), ("c", 3)]))
@@ -151,7 +151,7 @@ def test_ranking_note_names_the_disagreements():
 
 def test_stats_rank_by_results_and_flag_points_disagreement():
     # A wins 3 close games of 4 against B (+1 each) and loses one heavily (-12): more wins, fewer points
-    from train.stats import summarize
+    from train.eval.stats import summarize
 
     cfg = ArenaConfig.from_dict({"agents": ["A", "B"], "deals": 4, "duplicate": False, "episode": "game",
                                  "workers": 1, "out": "unused"})
@@ -168,7 +168,7 @@ def test_stats_rank_by_results_and_flag_points_disagreement():
                                       (1 / 1.05, "raised the variance of the points-per-hand estimate by ×1.05"),
                                       (None, None), (0.0, None)])
 def test_variance_wording_is_right_either_way(vr, text):
-    from train.report import variance_sentence
+    from train.eval.report import variance_sentence
 
     assert variance_sentence(vr) == (text and "duplicate deals " + text)
 
@@ -176,8 +176,8 @@ def test_variance_wording_is_right_either_way(vr, text):
 def test_duplicate_variance_is_reported_per_pairing_and_as_their_median():
     # three pairings: two where the seatings cancel (duplicate cuts the variance) and one of wild swings
     # that do not cancel (raised, and so large that a pooled ratio would say "raised")
-    from train.report import summary_variance_sentence
-    from train.stats import summarize
+    from train.eval.report import summary_variance_sentence
+    from train.eval.stats import summarize
 
     cfg = ArenaConfig.from_dict({"agents": ["A", "B", "C"], "deals": 4, "duplicate": True, "episode": "hand",
                                  "workers": 1, "out": "unused"})
@@ -199,7 +199,7 @@ def test_stats_and_arena_do_not_import_each_other():
     import ast
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1] / "train"
+    root = Path(__file__).resolve().parents[1] / "train" / "eval"
     for mod, other in (("stats", "arena"), ("report", "arena"), ("match", "arena"), ("match", "stats")):
         tree = ast.parse((root / f"{mod}.py").read_text())
         names = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}

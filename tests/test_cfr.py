@@ -12,8 +12,8 @@ from agents.cfr.solver import PublicTreeSolver
 from agents.cfr.strategy import load_strategy
 from agents.cfr.tree import PLAY, build_tree
 from truc_env import TrucError, make_rules
-from truc_env.engine import State, sample_chance
-from truc_env.observe import info_state_string
+from truc_env.game.engine import State, sample_chance
+from truc_env.game.observe import info_state_string
 
 TINY = {"ranks": 3, "hand_size": 1, "max_raises": 1, "redeal": False}
 SMALL = {"ranks": 4, "hand_size": 2, "max_raises": 2, "redeal": False}
@@ -92,7 +92,7 @@ def test_openspiel_cfr_plus_gives_the_same_exploitability():
     pyspiel = pytest.importorskip("pyspiel")
     from open_spiel.python.algorithms import cfr, exploitability
 
-    import truc_env.openspiel_game  # noqa: F401
+    import truc_env.envs.openspiel_game  # noqa: F401
 
     game = pyspiel.load_game("python_truc", {"variant": "le_truc", "episode": "hand", "dealer": 0,
                                              "options": json.dumps(TINY)})
@@ -109,7 +109,7 @@ def test_openspiel_exploitability_of_our_strategy_equals_ours(tmp_path):
     pyspiel = pytest.importorskip("pyspiel")
     from open_spiel.python.algorithms import exploitability
 
-    import truc_env.openspiel_game  # noqa: F401
+    import truc_env.envs.openspiel_game  # noqa: F401
     from agents.cfr.openspiel_export import to_tabular_policy
 
     tree, solver = _solve(TINY, 30)
@@ -126,7 +126,7 @@ def test_openspiel_cfr_plus_two_card_hands_without_abstraction():
     pyspiel = pytest.importorskip("pyspiel")
     from open_spiel.python.algorithms import cfr, exploitability
 
-    import truc_env.openspiel_game  # noqa: F401
+    import truc_env.envs.openspiel_game  # noqa: F401
 
     opts = {"ranks": 2, "hand_size": 2, "max_raises": 1, "redeal": False}
     game = pyspiel.load_game("python_truc", {"variant": "le_truc", "episode": "hand", "dealer": 0,
@@ -208,7 +208,7 @@ def test_agent_probabilities_match_the_average_strategy(tmp_path):
 
 
 def test_train_cfr_runs_checkpoints_and_resumes(tmp_path):
-    from train.cfr import main
+    from train.algos.cfr import main
 
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(f"variant: le_truc\noptions: {json.dumps(TINY)}\nalgorithm: cfr+\niterations: 20\n"
@@ -226,7 +226,7 @@ def test_train_cfr_runs_checkpoints_and_resumes(tmp_path):
 
 
 def test_train_cfr_refuses_bad_configs_clearly(tmp_path):
-    from train.cfr import main
+    from train.algos.cfr import main
 
     cfg = tmp_path / "cfg.yaml"
     with pytest.raises(TrucError, match="cannot read config"):
@@ -249,7 +249,7 @@ def test_train_cfr_refuses_bad_configs_clearly(tmp_path):
 
 def test_redeal_is_solved_in_two_parts(tmp_path):
     from agents.cfr import load_agent
-    from train.cfr import main
+    from train.algos.cfr import main
 
     opts = {"ranks": 4, "hand_size": 1, "max_raises": 1}
     cfg = tmp_path / "cfg.yaml"

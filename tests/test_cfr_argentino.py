@@ -17,7 +17,7 @@ from agents.cfr.solver import PublicTreeSolver
 from agents.cfr.strategy import load_strategy
 from agents.cfr.tree import CHILD, NATURE, build_tree, hand_envido, is_reveal
 from truc_env import TrucError, make_rules
-from truc_env.engine import State, sample_chance
+from truc_env.game.engine import State, sample_chance
 
 TINY = {"players": 2, "ranks": 1, "hand_size": 1, "max_raises": 1}
 TWO = {"players": 2, "ranks": 1, "hand_size": 2}
@@ -86,7 +86,7 @@ def test_openspiel_cfr_plus_gives_the_same_exploitability_with_envido(iterations
     pyspiel = pytest.importorskip("pyspiel")
     from open_spiel.python.algorithms import cfr, exploitability
 
-    import truc_env.openspiel_game  # noqa: F401
+    import truc_env.envs.openspiel_game  # noqa: F401
 
     game = pyspiel.load_game("python_truc", {"variant": "truco_argentino", "episode": "hand", "dealer": 0,
                                              "options": json.dumps(TINY)})
@@ -109,7 +109,7 @@ def _openspiel_agrees(tmp_path, tree, options, iterations):
     pyspiel = pytest.importorskip("pyspiel")
     from open_spiel.python.algorithms import exploitability
 
-    import truc_env.openspiel_game  # noqa: F401
+    import truc_env.envs.openspiel_game  # noqa: F401
     from agents.cfr.openspiel_export import to_tabular_policy
 
     solver = PublicTreeSolver(tree, "dcfr")
@@ -147,8 +147,8 @@ def test_full_deck_is_refused_as_too_large():
 
 def test_random_agent_is_the_uniform_strategy_with_envido():
     """``truc exploitability`` on Argentine: engine states per information set reproduce the announcements."""
-    from agents.random import RandomAgent
-    from train import exploitability as pt
+    from agents.players.random import RandomAgent
+    from train.eval import exploitability as pt
 
     rules = make_rules("truco_argentino", **TINY)
     solver = PublicTreeSolver(build_tree(rules))
@@ -160,7 +160,7 @@ def test_random_agent_is_the_uniform_strategy_with_envido():
 
 def test_cfr_agent_converts_back_to_its_own_exploitability_with_envido(tmp_path):
     from agents.cfr import load_agent
-    from train import exploitability as pt
+    from train.eval import exploitability as pt
 
     rules = make_rules("truco_argentino", **TINY)
     tree = build_tree(rules)
@@ -245,7 +245,7 @@ def test_flor_holder_information_sets_offer_only_flor_and_fold(flor_tree):
 
 def _agent_plays(agent, s, rng, on_text=None):
     """Play the hand of ``s`` to its end, the agent choosing from its info-state string."""
-    from truc_env.observe import info_state_string
+    from truc_env.game.observe import info_state_string
 
     while not s.is_terminal():
         if s.is_chance_node():

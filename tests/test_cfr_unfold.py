@@ -8,7 +8,7 @@ import pytest
 from agents.cfr.solver import PublicTreeSolver
 from agents.cfr.tree import CHILD, LEAF, PLAY, REDEAL, STUCK, PublicTree, expand_situations, unfold, vira_subgames
 from agents.cfr.unfold import REVEAL, memo_arrays, unfold_fast
-from truc_env.rules import make_rules
+from truc_env.game.rules import make_rules
 
 
 def _memo(rules, vira=None, abstraction="strength"):

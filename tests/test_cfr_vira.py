@@ -9,7 +9,7 @@ from cfr_helpers import walk_hand
 from agents.cfr.solver import PublicTreeSolver
 from agents.cfr.tree import CHILD, PLAY, STUCK, build_tree, unsupported_reason, vira_subgames
 from truc_env import TrucError, make_rules
-from truc_env.engine import State, sample_chance
+from truc_env.game.engine import State, sample_chance
 
 TINY = {"players": 2, "ranks": 2, "hand_size": 1, "max_raises": 1}
 SMALL = {"players": 2, "ranks": 4, "hand_size": 2, "max_raises": 2}
@@ -29,7 +29,7 @@ def _whole(subs, key="exploitability"):
 
 
 def _train(tmp_path, options, iterations, abstraction="strength", name="out"):
-    from train.cfr import main
+    from train.algos.cfr import main
 
     cfg = tmp_path / f"{name}.yaml"
     cfg.write_text(f"variant: truco_paulista\noptions: {json.dumps(options)}\nalgorithm: cfr+\n"
@@ -105,7 +105,7 @@ def test_openspiel_cfr_plus_gives_the_same_exploitability():
     pyspiel = pytest.importorskip("pyspiel")
     from open_spiel.python.algorithms import cfr, exploitability
 
-    import truc_env.openspiel_game  # noqa: F401
+    import truc_env.envs.openspiel_game  # noqa: F401
 
     game = pyspiel.load_game("python_truc", {"variant": "truco_paulista", "episode": "hand", "dealer": 0,
                                              "options": json.dumps(TINY)})
@@ -123,7 +123,7 @@ def test_openspiel_exploitability_of_our_strategy_equals_ours(tmp_path):
     pyspiel = pytest.importorskip("pyspiel")
     from open_spiel.python.algorithms import exploitability
 
-    import truc_env.openspiel_game  # noqa: F401
+    import truc_env.envs.openspiel_game  # noqa: F401
     from agents.cfr.openspiel_export import to_tabular_policy
     from agents.cfr.strategy import load_strategy
 
@@ -194,7 +194,7 @@ def test_per_vira_strength_abstraction_is_lossless(options):
 
 def test_train_resumes_and_the_agent_plays_legal_actions_in_the_arena(tmp_path):
     from agents.cfr import load_agent
-    from train.match import play_game
+    from train.eval.match import play_game
 
     rules = _paulista(SMALL)
     cfg, main = _train(tmp_path, SMALL, 20)

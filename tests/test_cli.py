@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.human import HumanAgent, InputEndedError, card_name, raise_word, words
-from train.cli import main
-from train.play import play_human
-from truc_env.engine import State, sample_chance
+from agents.players.human import HumanAgent, InputEndedError, card_name, raise_word, words
+from train.commands.cli import main
+from train.commands.play import play_human
 from truc_env.errors import TrucError
-from truc_env.observe import SeatObservation
-from truc_env.rules import make_rules
+from truc_env.game.engine import State, sample_chance
+from truc_env.game.observe import SeatObservation
+from truc_env.game.rules import make_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -124,7 +124,7 @@ def test_play_input_ending_is_a_clear_error():
 
 def test_truc_play_from_the_shell_ends_cleanly_when_input_ends():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "train.cli", "play", "--seed", "2"], cwd=ROOT, env=env,
+    proc = subprocess.run([sys.executable, "-m", "train.commands.cli", "play", "--seed", "2"], cwd=ROOT, env=env,
                           input="2\nnonsense\n", capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2
     assert "truc: error: input ended before an action was chosen" in proc.stderr
@@ -145,7 +145,7 @@ def test_bad_command_line_input_is_a_clear_error(argv, message, capsys):
 
 
 def test_a_missing_optional_package_names_its_extra(monkeypatch, capsys):
-    import train.cli as cli
+    import train.commands.cli as cli
 
     def needs_torch(args):
         raise ModuleNotFoundError("No module named 'torch'", name="torch")
@@ -168,7 +168,7 @@ def test_bench_peers_compares_within_a_group_only():
 
 @pytest.mark.slow
 def test_bench_peers_runs_and_lists_what_is_missing(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "train.cli", "bench", "--peers", "--seconds", "0.05", "--variants",
+    out = subprocess.run([sys.executable, "-m", "train.commands.cli", "bench", "--peers", "--seconds", "0.05", "--variants",
                           "truco_argentino", "--sizes", "8", "--out", str(tmp_path)], cwd=tmp_path,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr

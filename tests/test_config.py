@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from train import config
-from train.arena import ArenaConfig
-from train.cfr import CFRConfig
-from train.cli import main
+from train.algos.cfr import CFRConfig
+from train.algos.distill import DistillConfig
+from train.algos.ppo import PPOConfig
+from train.algos.psro import PSROConfig
+from train.algos.signals_runs import Experiment, ExperimentAnalysis, ExperimentRun, load_experiment
+from train.commands.cli import main
 from train.config import DemoConfig
-from train.distill import DistillConfig
-from train.ppo import PPOConfig
-from train.psro import PSROConfig
-from train.signals_runs import Experiment, ExperimentAnalysis, ExperimentRun, load_experiment
+from train.eval.arena import ArenaConfig
 from truc_env.errors import TrucError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,7 +73,7 @@ def test_configs_are_filed_by_job_and_listed_in_the_index():
 
 
 def test_configs_resolve_by_name_by_old_flat_path_and_by_checkout_path(tmp_path, monkeypatch):
-    from truc_env.assets import resolve
+    from truc_env.io.assets import resolve
 
     monkeypatch.chdir(tmp_path)  # not the checkout: only the shipped copy can answer
     by_name = resolve("configs", "arena/paulista")
@@ -258,8 +258,8 @@ def test_cli_set_and_shortcut_flags_reach_the_config(capsys, tmp_path, monkeypat
 
 
 def test_unwritable_output_folders_are_clear_errors(tmp_path):
-    from train.cfr import run
-    from train.ppo import train
+    from train.algos.cfr import run
+    from train.algos.ppo import train
 
     blocker = tmp_path / "file"
     blocker.write_text("a file, not a folder")

@@ -12,9 +12,9 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-import truc_env.openspiel_game  # noqa: E402,F401
+import truc_env.envs.openspiel_game  # noqa: E402,F401
 from truc_env import VARIANTS  # noqa: E402
-from truc_env.pettingzoo_env import raw_env  # noqa: E402
+from truc_env.envs.pettingzoo_env import raw_env  # noqa: E402
 
 CONFIGS = [(v, {}) for v in VARIANTS] + [
     ("truco_paulista", {"signals": {"mode": "senas", "intercept": 0.5, "timing": "every_trick"}}),

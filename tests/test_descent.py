@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from truc_env.errors import TrucError
-from truc_env.rules import make_rules
+from truc_env.game.rules import make_rules
 
 torch = pytest.importorskip("torch")
 
@@ -91,8 +91,8 @@ def test_descent_smoothed_response_tends_to_the_best_response(small):
     d = descent_targets(small, sigma, temperature=0.05)
     total = np.add.reduceat(np.abs(d["target"]).astype(np.float64), small.iset_start[:-1])
     assert np.all((np.abs(total - 1) < 1e-5) | (total == 0)) and (d["weight"] > 0).any()
+    from train.algos.distill import DistillConfig
     from train.config import build
-    from train.distill import DistillConfig
 
     with pytest.raises(TrucError, match="descent_temperature"):
         build(DistillConfig, {"descent_temperature": -1.0})
@@ -119,7 +119,7 @@ def test_descent_lowers_exploitability_and_ascent_raises_it(small):
 
 
 def distill_config(tmp_path, teacher, **settings):
-    from train.distill import DistillConfig
+    from train.algos.distill import DistillConfig
 
     return DistillConfig(**{**dict(options={**SMALL, "redeal": False}, teacher=f"cfr:{teacher}", hidden=[32, 32],
                                    steps=600, batch=512, log_every=100, checkpoint_every=200, measure_start=False,
@@ -128,7 +128,7 @@ def distill_config(tmp_path, teacher, **settings):
 
 @pytest.fixture(scope="module")
 def teacher(tmp_path_factory):
-    from train.cfr import CFRConfig, run
+    from train.algos.cfr import CFRConfig, run
 
     out = tmp_path_factory.mktemp("teacher") / "cfr"
     run(CFRConfig(variant="le_truc", options={**SMALL, "redeal": False}, algorithm="dcfr", iterations=100,
@@ -137,7 +137,7 @@ def teacher(tmp_path_factory):
 
 
 def test_distill_descent_rounds_lower_the_students_exploitability(tmp_path, teacher):
-    from train.distill import run
+    from train.algos.distill import run
 
     summary = run(distill_config(tmp_path, teacher, descent_rounds=30, descent_steps=5), log=lambda m: None)
     import csv
@@ -151,7 +151,7 @@ def test_distill_descent_rounds_lower_the_students_exploitability(tmp_path, teac
     assert summary["exploitability"] == min(float(r["exploitability"]) for r in rows)
     assert summary["last_exploitability"] == float(rows[-1]["exploitability"])
     from agents import make_agent
-    from train.exploitability import policy_exploitability
+    from train.eval.exploitability import policy_exploitability
 
     rules = make_rules("le_truc", **{**SMALL, "redeal": False})
     got = policy_exploitability(make_agent(f"ppo:{summary['policy']}", rules), rules, log=lambda m: None)
@@ -161,8 +161,8 @@ def test_distill_descent_rounds_lower_the_students_exploitability(tmp_path, teac
 @pytest.mark.parametrize("schedule", [{}, {"descent_momentum": 0.5, "descent_learning_rate_end": 2e-5}],
                          ids=["constant", "momentum"])
 def test_distill_descent_resumes_between_rounds(tmp_path, teacher, monkeypatch, schedule):
-    import agents.ppo.checkpoint as checkpoint
-    from train.distill import run
+    import agents.network.checkpoint as checkpoint
+    from train.algos.distill import run
 
     settings = dict(steps=200, descent_rounds=4, descent_steps=5, **schedule)
     whole = run(distill_config(tmp_path, teacher, out=str(tmp_path / "whole"), **settings), log=lambda m: None)
@@ -196,7 +196,7 @@ def test_distill_descent_from_an_initial_network(tmp_path, teacher):
     import csv
     from dataclasses import replace
 
-    from train.distill import run
+    from train.algos.distill import run
 
     fit = run(distill_config(tmp_path, teacher, out=str(tmp_path / "fit")), log=lambda m: None)
     summary = run(distill_config(tmp_path, teacher, steps=0, init=f"ppo:{fit['policy']}", descent_rounds=20,
@@ -229,7 +229,7 @@ def test_distill_descent_from_an_initial_network(tmp_path, teacher):
 def test_descent_temperature_is_part_of_the_checkpoint_identity():
     """A run resumed with another temperature is refused (the identity differs); checkpoints written without
     one keep their identity (the key is added only when set)."""
-    from train.distill import DistillConfig, _descent_identity
+    from train.algos.distill import DistillConfig, _descent_identity
 
     plain, warm = _descent_identity(DistillConfig()), _descent_identity(DistillConfig(descent_temperature=0.01))
     assert plain != warm and "descent_temperature" in warm and "descent_temperature" not in plain

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from truc_env.errors import TrucError
-from truc_env.rules import make_rules
+from truc_env.game.rules import make_rules
 
 torch = pytest.importorskip("torch")
 
@@ -21,7 +21,7 @@ SMALL = {"ranks": 4, "hand_size": 2, "max_raises": 2}  # the redeal on
 
 
 def solve(tmp_path, name, **settings):
-    from train.cfr import CFRConfig, run
+    from train.algos.cfr import CFRConfig, run
 
     cfg = CFRConfig(**{**dict(variant="le_truc", options=SMALL, algorithm="dcfr", iterations=60, eval_every=60,
                               checkpoint_every=60, dtype="float64", out=str(tmp_path / name)), **settings})
@@ -37,7 +37,7 @@ def teacher(tmp_path_factory):
 
 
 def distill_config(tmp_path, teacher, **settings):
-    from train.distill import DistillConfig
+    from train.algos.distill import DistillConfig
 
     return DistillConfig(**{**dict(options=SMALL, teacher=f"cfr:{teacher}", steps=400, batch=512, log_every=100,
                                    checkpoint_every=200, cache_dir=str(tmp_path / "cache"), out=str(tmp_path / "d")),
@@ -82,10 +82,10 @@ def test_distill_rows_are_the_exploitability_tables_rows(tmp_path, teacher):
     """What the student is trained on is what the measurement asks the network (both parts, a first hand)."""
     from agents.cfr.labels import PLAY, STUCK
     from agents.cfr.policy_tree import CardClasses
-    from agents.ppo.network import PolicyNet, feature_size
-    from train.distill import _class_matrix, load_parts
-    from train.exploitability import tabulate_ppo
-    from truc_env.actions import layout_of
+    from agents.network.network import PolicyNet, feature_size
+    from train.algos.distill import _class_matrix, load_parts
+    from train.eval.exploitability import tabulate_ppo
+    from truc_env.game.actions import layout_of
 
     cfg = distill_config(tmp_path, teacher)
     rules = make_rules("le_truc", **SMALL)
@@ -123,8 +123,8 @@ def test_distill_rows_are_the_exploitability_tables_rows(tmp_path, teacher):
 
 def test_distill_lowers_exploitability_and_plays_as_a_ppo_agent(tmp_path, teacher):
     from agents import make_agent
-    from train.distill import run
-    from train.exploitability import policy_exploitability
+    from train.algos.distill import run
+    from train.eval.exploitability import policy_exploitability
 
     rules = make_rules("le_truc", **SMALL)
     summary = run(distill_config(tmp_path, teacher), log=lambda m: None)
@@ -136,8 +136,8 @@ def test_distill_lowers_exploitability_and_plays_as_a_ppo_agent(tmp_path, teache
 
 
 def test_distill_resumes_to_the_uninterrupted_fit(tmp_path, teacher, monkeypatch):
-    import agents.ppo.checkpoint as checkpoint
-    from train.distill import run
+    import agents.network.checkpoint as checkpoint
+    from train.algos.distill import run
 
     settings = dict(steps=300, checkpoint_every=100, measure_start=False)
     whole = run(distill_config(tmp_path, teacher, out=str(tmp_path / "whole"), **settings), log=lambda m: None)
@@ -161,7 +161,7 @@ def test_distill_resumes_to_the_uninterrupted_fit(tmp_path, teacher, monkeypatch
 
 
 def test_distill_refuses_bad_settings(tmp_path, teacher):
-    from train.distill import DistillConfig, run
+    from train.algos.distill import DistillConfig, run
 
     with pytest.raises(TrucError, match="features 'cards'"):
         DistillConfig(features="cards", teacher=f"cfr:{teacher}").validate()
@@ -194,8 +194,8 @@ def test_distill_forget_first_hand_gives_the_real_games_exact_figure(tmp_path, t
     hand after a redeal whatever its first hand: the real game's figure is computed for it, in batches, and
     equals the one asked state by state; the same fit without it reads its first hand and is refused."""
     from agents import make_agent
-    from train.distill import run
-    from train.exploitability import first_hand_columns, policy_exploitability, real_redeal_exploitability
+    from train.algos.distill import run
+    from train.eval.exploitability import first_hand_columns, policy_exploitability, real_redeal_exploitability
 
     rules = make_rules("le_truc", **SMALL)
     summary = run(distill_config(tmp_path, teacher, forget_first_hand=True),
@@ -224,7 +224,7 @@ def test_distill_forget_first_hand_gives_the_real_games_exact_figure(tmp_path, t
     # the command line refuses it before measuring anything
     import json
 
-    from train.cli import main
+    from train.commands.cli import main
 
     assert main(["exploitability", "--agent", f"ppo:{reads['policy']}", "--options", json.dumps(SMALL), "--quiet",
                  "--real-redeal", "--cache-dir", str(tmp_path / "cache")]) == 2
@@ -233,7 +233,7 @@ def test_distill_forget_first_hand_gives_the_real_games_exact_figure(tmp_path, t
 
 
 def test_forget_first_hand_needs_a_redeal_and_is_part_of_the_identity(tmp_path, teacher):
-    from train.distill import DistillConfig, _identity
+    from train.algos.distill import DistillConfig, _identity
 
     with pytest.raises(TrucError, match="forget_first_hand: le_truc with these options has no redeal"):
         distill_config(tmp_path, teacher, options={**SMALL, "redeal": False}, forget_first_hand=True).validate()

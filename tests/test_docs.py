@@ -24,7 +24,7 @@ def test_rules_doc_option_tables_match_the_code():
 
 
 def test_rules_doc_lists_every_option_of_every_variant():
-    from truc_env.rules import VARIANTS, option_specs
+    from truc_env.game.rules import VARIANTS, option_specs
 
     text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
     for variant in VARIANTS:
@@ -34,7 +34,7 @@ def test_rules_doc_lists_every_option_of_every_variant():
 
 
 def test_a_changed_default_makes_the_rules_doc_stale(monkeypatch):
-    from truc_env import rules
+    from truc_env.game import rules
 
     api_docs = _script("api_docs")
     text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
@@ -88,8 +88,8 @@ def test_api_reference_is_generated_from_the_current_docstrings():
     text = api_docs.render()
     for module in api_docs.modules():
         assert f"## `{module}`" in text
-    for name in ("truc_env.engine.State", "truc_env.records.replay", "truc_env.draw.draw_table",
-                 "agents.make_agent", "truc_env.rules.make_rules"):
+    for name in ("truc_env.game.engine.State", "truc_env.game.records.replay", "truc_env.display.draw.draw_table",
+                 "agents.make_agent", "truc_env.game.rules.make_rules"):
         assert f"`{name}(" in text, name
     assert " at 0x" not in text  # no memory addresses: the file is the same on every machine
     committed = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")

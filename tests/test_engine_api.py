@@ -7,10 +7,10 @@ import pickle
 import numpy as np
 import pytest
 
-from truc_env.actions import layout_of
-from truc_env.engine import CHANCE, TERMINAL, State, new_game, sample_chance
 from truc_env.errors import IllegalActionError, RulesError, TrucError
-from truc_env.rules import VARIANTS, make_rules, option_specs
+from truc_env.game.actions import layout_of
+from truc_env.game.engine import CHANCE, TERMINAL, State, new_game, sample_chance
+from truc_env.game.rules import VARIANTS, make_rules, option_specs
 
 # one configuration per variant with every action section switched on somewhere
 LAYOUT_CONFIGS = [
@@ -297,7 +297,7 @@ def test_apply_action_takes_python_and_numpy_integers(kind):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.bool_])
 def test_vector_env_step_takes_integer_actions_only(dtype):
-    from truc_env.vector import VectorEnv
+    from truc_env.batch.vector import VectorEnv
 
     env = VectorEnv("le_truc", num_envs=2, seed=0, backend="loop")
     first = env.reset(seed=0)

@@ -1,4 +1,4 @@
-"""The episode driver (truc_env.episode): one dealer, one win reward, one hand loop.
+"""The episode driver (truc_env.game.episode): one dealer, one win reward, one hand loop.
 
 The pins below were taken before the driver replaced the arena's, the signals kit's, the demo's and
 PPO's own loops and dealers: the same seeds must keep giving the same records, tables and losses.
@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 import torch
 
-from train import ppo
-from train.arena import ArenaConfig, run_arena
-from train.demo import play_demo
-from train.signals import play_hands
-from truc_env.rules import make_rules
+from train.algos import ppo
+from train.analysis.signals import play_hands
+from train.commands.demo import play_demo
+from train.eval.arena import ArenaConfig, run_arena
+from truc_env.game.rules import make_rules
 
 torch.set_num_threads(1)
 
@@ -98,10 +98,10 @@ def test_ppo_first_update_losses_are_those_of_before(tmp_path, rollout, reward):
 
 
 # ------------------------------------------------------------------------------------------- the driver
-from truc_env.engine import State, sample_chance  # noqa: E402
-from truc_env.episode import Dealer, Episode, side_rewards, win_rewards  # noqa: E402
+from truc_env.envs.pettingzoo_env import raw_env  # noqa: E402
 from truc_env.errors import IllegalActionError, TrucError  # noqa: E402
-from truc_env.pettingzoo_env import raw_env  # noqa: E402
+from truc_env.game.engine import State, sample_chance  # noqa: E402
+from truc_env.game.episode import Dealer, Episode, side_rewards, win_rewards  # noqa: E402
 
 
 def _random_episode(rules, dealer, seed, episode="game", reward="points", start_dealer=0):

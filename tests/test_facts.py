@@ -23,11 +23,11 @@ import numpy as np
 import pytest
 
 from truc_env import State, make_rules
-from truc_env.draw import hand_tricks
-from truc_env.engine import CHANCE, DEAL_DRAW, sample_chance
-from truc_env.observe import encoder_of, info_state_string, observation_string
-from truc_env.render import render
-from truc_env.view import seat_view
+from truc_env.display.draw import hand_tricks
+from truc_env.display.render import render
+from truc_env.game.engine import CHANCE, DEAL_DRAW, sample_chance
+from truc_env.game.observe import encoder_of, info_state_string, observation_string
+from truc_env.game.view import seat_view
 
 GOLDEN = Path(__file__).with_name("data") / "facts_golden.json"
 
@@ -77,7 +77,7 @@ def _sha(data) -> str:
 
 
 def _draw(state, viewer) -> str:
-    from truc_env.draw import draw_table
+    from truc_env.display.draw import draw_table
 
     return _sha(draw_table(state, viewer, dpi=40).tobytes())
 
@@ -241,7 +241,7 @@ def test_withdrawn_cards_leave_the_drawn_trick():
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
         raise SystemExit("usage: python tests/test_facts.py --write  (records the golden digests)")
-    from truc_env.atomic import atomic_write_text
+    from truc_env.io.atomic import atomic_write_text
 
     out = {c[0]: digests(*c[1:]) for c in CASES}
     GOLDEN.parent.mkdir(exist_ok=True)

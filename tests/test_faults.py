@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from train import arena, cli, config
-from train.arena import ArenaConfig, run_arena
-from truc_env.atomic import LOCK_NAME, MAX_TEXT_BYTES, run_lock
+from train import config
+from train.commands import cli
+from train.eval import arena
+from train.eval.arena import ArenaConfig, run_arena
 from truc_env.errors import RecordError, TrucError
-from truc_env.records import load
+from truc_env.game.records import load
+from truc_env.io.atomic import LOCK_NAME, MAX_TEXT_BYTES, run_lock
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -35,7 +37,7 @@ def _truc(argv, limit_bytes=None, timeout=300):
     """``truc argv`` in a subprocess, with a file-size limit when given."""
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
-    return subprocess.run([sys.executable, "-m", "train.cli", *argv], cwd=ROOT, env=ENV, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "train.commands.cli", *argv], cwd=ROOT, env=ENV, capture_output=True,
                           text=True, timeout=timeout, preexec_fn=limit if limit_bytes else None)
 
 
@@ -102,7 +104,7 @@ def test_an_empty_config_file_does_not_start_a_training_run(tmp_path, capsys):
 # ---------------------------------------------------------------------- the run folder's lock
 def _hold(folder: Path):
     """A process holding ``folder``'s lock until killed."""
-    code = ("import sys, time\nfrom truc_env.atomic import run_lock\n"
+    code = ("import sys, time\nfrom truc_env.io.atomic import run_lock\n"
             f"with run_lock({str(folder)!r}):\n    print('held', flush=True)\n    time.sleep(600)\n")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=ENV, stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "held"
@@ -278,7 +280,7 @@ def _curve(path: Path) -> list[tuple]:
 
 def test_train_cfr_resume_after_a_kill_keeps_every_curve_row(tmp_path, monkeypatch):
     from agents.cfr.solver import PublicTreeSolver
-    from train.cfr import main
+    from train.algos.cfr import main
 
     main(str(_cfr_config(tmp_path, "whole")))
     evaluate = PublicTreeSolver.evaluate
@@ -303,7 +305,7 @@ def test_train_cfr_resume_after_a_kill_keeps_every_curve_row(tmp_path, monkeypat
 
 
 def test_train_cfr_refuses_continuation_or_exclude_that_do_not_apply(tmp_path):
-    from train.cfr import load_config
+    from train.algos.cfr import load_config
 
     cfg = tmp_path / "c.yaml"
     cfg.write_text(f"variant: le_truc\noptions: {json.dumps(TINY)}\ncontinuation: x.npz\n")
@@ -320,8 +322,8 @@ def test_train_cfr_refuses_continuation_or_exclude_that_do_not_apply(tmp_path):
 @pytest.mark.parametrize("setting, figure", [("hidden=[65536, 65536]", "hidden=[65536, 65536]"),
                                              ("num_envs=1048576", "num_envs=1048576")])
 def test_ppo_hidden_65536_or_num_envs_1048576_is_refused_with_the_figure(setting, figure, monkeypatch):
-    from train.ppo import PPOConfig
-    from truc_env import checks
+    from train.algos.ppo import PPOConfig
+    from truc_env.io import checks
 
     monkeypatch.setattr(checks, "machine_memory", lambda: 16 * 2**30)  # the same answer on any machine
     with pytest.raises(TrucError, match=rf"{re.escape(figure)}.*needs about [\d,.]+ GiB.*16.0 GiB; shrink hidden, num_envs"):
@@ -335,7 +337,7 @@ def test_bench_sizes_too_big_is_refused_before_measuring(capsys):
 
 
 def test_analyze_bound_default_team_is_found_outside_a_checkout(tmp_path, monkeypatch):
-    from train.signals_bound import LE_TRUC_TEAM, committed
+    from train.analysis.signals_bound import LE_TRUC_TEAM, committed
 
     monkeypatch.chdir(tmp_path)
     spec = committed(LE_TRUC_TEAM)
@@ -358,9 +360,9 @@ def test_duplicate_keys_in_options_json_are_refused(capsys):
 
 def test_an_exact_solve_past_the_machines_memory_is_refused_with_the_figure(tmp_path, monkeypatch):
     from agents.cfr.tree import build_tree
-    from train.cfr import main, solver_counts
-    from truc_env import checks
-    from truc_env.rules import make_rules
+    from train.algos.cfr import main, solver_counts
+    from truc_env.game.rules import make_rules
+    from truc_env.io import checks
 
     tree = build_tree(make_rules("le_truc", ranks=4, hand_size=2, max_raises=2, redeal=False))
     # counted by the numba loop train/bench/tree_sizes.py had before this numpy form replaced it

@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from train import config
-from train.arena import ArenaConfig
-from train.cfr import CFRConfig
+from train.algos.cfr import CFRConfig
+from train.algos.ppo import PPOConfig
 from train.config import DemoConfig
-from train.ppo import PPOConfig
+from train.eval.arena import ArenaConfig
 from truc_env.errors import IllegalActionError, TrucError
-from truc_env.records import load, record_of, replay
-from truc_env.rules import VARIANTS, make_rules, option_specs
+from truc_env.game.records import load, record_of, replay
+from truc_env.game.rules import VARIANTS, make_rules, option_specs
 
 FAST = dict(max_examples=60, deadline=timedelta(seconds=10), derandomize=True,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -187,7 +187,7 @@ test_fuzz_record_files, test_fuzz_record_files_many = both_profiles({"data": rec
 
 # ---------------------------------------------------------------------- actions
 def _pettingzoo_step(action):
-    from truc_env.pettingzoo_env import env as make_env
+    from truc_env.envs.pettingzoo_env import env as make_env
 
     e = make_env(variant="le_truc")
     e.reset(seed=0)
@@ -211,7 +211,7 @@ test_fuzz_pettingzoo_step, test_fuzz_pettingzoo_step_many = both_profiles({"acti
 
 @pytest.mark.parametrize("action", [2.7, "1", True, 1.0, None, [1], np.float64(2.0), np.array([1])])
 def test_pettingzoo_step_refuses_non_integers(action):
-    from truc_env.pettingzoo_env import env as make_env
+    from truc_env.envs.pettingzoo_env import env as make_env
 
     e = make_env(variant="le_truc")
     e.reset(seed=0)
@@ -222,7 +222,7 @@ def test_pettingzoo_step_refuses_non_integers(action):
 
 
 def test_pettingzoo_step_takes_numpy_integers():
-    from truc_env.pettingzoo_env import env as make_env
+    from truc_env.envs.pettingzoo_env import env as make_env
 
     e = make_env(variant="le_truc")
     e.reset(seed=0)
@@ -255,7 +255,7 @@ def strategy_file(tmp_path_factory):
 def ppo_file(tmp_path_factory):
     import torch
 
-    from agents.ppo.checkpoint import FORMAT, VERSION, save_atomic
+    from agents.network.checkpoint import FORMAT, VERSION, save_atomic
 
     rules = make_rules("le_truc")
     path = tmp_path_factory.mktemp("p") / "policy.pt"
@@ -282,7 +282,7 @@ def _strategy(strategy_file, tmp_path_factory, cut, flip):
 
 
 def _ppo(ppo_file, tmp_path_factory, cut, flip):
-    from agents.ppo.checkpoint import read_checkpoint
+    from agents.network.checkpoint import read_checkpoint
 
     path, rules = ppo_file
     p = tmp_path_factory.mktemp("d") / "p.pt"
@@ -299,7 +299,7 @@ def test_foreign_and_half_written_files_are_clear_errors(strategy_file, ppo_file
     import torch
 
     from agents.cfr.strategy import load_strategy
-    from agents.ppo.checkpoint import FORMAT, VERSION, CheckpointError, read_checkpoint
+    from agents.network.checkpoint import FORMAT, VERSION, CheckpointError, read_checkpoint
 
     spath, srules = strategy_file
     half = tmp_path / "half.npz"
@@ -335,7 +335,7 @@ def test_foreign_and_half_written_files_are_clear_errors(strategy_file, ppo_file
 
 
 def test_cfr_resume_wraps_a_damaged_checkpoint(tmp_path):
-    from train.cfr import _load_npz_state, _resume
+    from train.algos.cfr import _load_npz_state, _resume
 
     class Solver:  # takes what a solver's state dict holds, refuses anything else as the solver does
         def load_state_dict(self, d):
@@ -356,7 +356,7 @@ def test_cfr_resume_wraps_a_damaged_checkpoint(tmp_path):
 
 @pytest.mark.slow  # compiles the solver's kernels (about half a minute)
 def test_cfr_resume_from_a_half_written_checkpoint_is_a_clear_error(tmp_path):
-    from train.cfr import main
+    from train.algos.cfr import main
 
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text("variant: le_truc\noptions: {ranks: 3, hand_size: 1, max_raises: 1, redeal: false}\n"

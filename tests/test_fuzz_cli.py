@@ -1,6 +1,6 @@
 """Every flag of every ``truc`` subcommand, fuzzed from the argparse parsers themselves.
 
-The suite walks ``train.cli.build_parser()``: each leaf subcommand (``truc train cfr``, ``truc
+The suite walks ``train.commands.cli.build_parser()``: each leaf subcommand (``truc train cfr``, ``truc
 bench``, and any added later) and each of its flags gets values chosen from the flag's kind (its
 ``type``, its ``choices``, a path, a switch), good and bad. The rule: ``main(argv, run=False)`` (argparse
 and the command's check, no work) returns 0, or returns 2 with exactly one ``truc: error:`` line on
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from train import cli, flags
+from train.commands import cli, flags
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = dict(max_examples=6, deadline=timedelta(seconds=20), derandomize=True,
@@ -63,20 +63,20 @@ PATH_DESTS = {"config", "out", "cache_dir", "record", "gif", "img_prefix"}
 def test_every_flag_has_a_checked_kind(path, dest):
     """A number is never a bare int/float (no range), a path never a bare string (no file/folder rule)."""
     action = next(a for a in flags_of(COMMANDS[path]) if a.dest == dest)
-    assert action.type not in NUMERIC, f"{' '.join(path)} {action.option_strings}: give it a train.flags range"
+    assert action.type not in NUMERIC, f"{' '.join(path)} {action.option_strings}: give it a train.commands.flags range"
     if dest in PATH_DESTS:
         assert action.type in (flags.input_file, flags.output_file, flags.output_folder, flags.output_prefix) \
             or action.type.__qualname__.startswith("shipped_file."), \
-            f"{' '.join(path)} {action.option_strings}: give it a train.flags path kind"
+            f"{' '.join(path)} {action.option_strings}: give it a train.commands.flags path kind"
 
 
 # ---------------------------------------------------------------------- values by kind
 @pytest.fixture(scope="module")
 def places(tmp_path_factory):
     """Paths of every kind: a folder, a file, a file's child, a missing deep path, special files, a record."""
-    from truc_env.engine import new_game
-    from truc_env.records import record_of, save
-    from truc_env.rules import make_rules
+    from truc_env.game.engine import new_game
+    from truc_env.game.records import record_of, save
+    from truc_env.game.rules import make_rules
 
     base = tmp_path_factory.mktemp("places")
     (base / "folder").mkdir()

@@ -8,8 +8,8 @@ from gymnasium.utils.env_checker import check_env
 import truc_env
 from agents import AgentSpecError, make_agent
 from truc_env import GYM_IDS, VARIANTS
+from truc_env.envs.gym_env import SingleAgentEnv
 from truc_env.errors import IllegalActionError, TrucError
-from truc_env.gym_env import SingleAgentEnv
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -167,13 +167,13 @@ def test_importing_truc_env_registers_without_importing_the_env_modules():
     import sys
 
     code = ("import sys, truc_env, gymnasium; assert 'truc/LeTruc-v0' in gymnasium.registry; "
-            "assert 'truc_env.gym_env' not in sys.modules and 'pettingzoo' not in sys.modules")
+            "assert 'truc_env.envs.gym_env' not in sys.modules and 'pettingzoo' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
     assert truc_env.GYM_IDS["le_truc"] == "truc/LeTruc-v0"
 
 
 def test_make_vec_runs_bots_and_the_batched_env_says_where_specs_go():
-    from truc_env.gym_vector import TrucVectorEnv
+    from truc_env.envs.gym_vector import TrucVectorEnv
 
     envs = gymnasium.make_vec("truc/LeTruc-v0", num_envs=2, opponents="heuristic:honest", episode="hand")
     _, info = envs.reset(seed=0)

@@ -1,4 +1,4 @@
-"""The shared decisions of the hand (truc_env/hand_rules.py): one definition for the engine and the kernel.
+"""The shared decisions of the hand (truc_env/game/hand_rules.py): one definition for the engine and the kernel.
 
 - numba compiles each function to the same answers as Python, on every input of a small domain
   (int32 arguments, as the kernel passes its fields);
@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from truc_env import engine, hand_rules
-from truc_env.rules import VARIANTS, make_rules, option_specs
+from truc_env.game import engine, hand_rules
+from truc_env.game.rules import VARIANTS, make_rules, option_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = sorted(name for name, f in vars(hand_rules).items()
@@ -127,7 +127,7 @@ def test_signal_audience_is_sender_partner_or_everyone():
 
 def test_shared_functions_are_leaves():
     """numba inlines each with hand_rules' globals: a call to another shared function would not compile."""
-    tree = ast.parse((ROOT / "truc_env/hand_rules.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "truc_env/game/hand_rules.py").read_text(encoding="utf-8"))
     assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) and n.module != "__future__"]
     calls = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
     assert not set(calls) & set(SHARED), set(calls) & set(SHARED)
@@ -151,8 +151,8 @@ def test_the_kernels_compile_the_shared_functions_and_restate_none():
 
     used = set()
     for module in KERNELS:
-        K = importlib.import_module("truc_env." + module)
-        source = (ROOT / f"truc_env/{module}.py").read_text(encoding="utf-8")
+        K = importlib.import_module("truc_env.batch." + module)
+        source = (ROOT / f"truc_env/batch/{module}.py").read_text(encoding="utf-8")
         for name in SHARED:
             wrapper = getattr(K, "_" + name, None)
             if wrapper is None:
@@ -173,7 +173,7 @@ def test_a_regrown_copy_in_the_kernel_is_caught():
 def test_the_engine_calls_every_shared_function():
     source = inspect.getsource(engine)
     tree = ast.parse(source)
-    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "hand_rules"
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "truc_env.game.hand_rules"
                 for a in n.names}
     called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     assert set(SHARED) <= imported & called, set(SHARED) - (imported & called)

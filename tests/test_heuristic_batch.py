@@ -1,18 +1,18 @@
-"""The batched heuristic (agents/heuristic_batch.py) decides exactly as the per-state heuristic."""
+"""The batched heuristic (agents/players/heuristic_batch.py) decides exactly as the per-state heuristic."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agents.heuristic import STYLES, HeuristicAgent
-from agents.heuristic_batch import BatchHeuristic, batch_supports
-from truc_env.actions import layout_of
-from truc_env.engine import State
-from truc_env.episode import Dealer, Episode
+from agents.players.heuristic import STYLES, HeuristicAgent
+from agents.players.heuristic_batch import BatchHeuristic, batch_supports
 from truc_env.errors import TrucError
-from truc_env.observe import SeatObservation, encoder_of
-from truc_env.rules import make_rules
+from truc_env.game.actions import layout_of
+from truc_env.game.engine import State
+from truc_env.game.episode import Dealer, Episode
+from truc_env.game.observe import SeatObservation, encoder_of
+from truc_env.game.rules import make_rules
 
 HEADS_UP_KERNEL = [("le_truc", {}), ("put", {}), ("truco_mineiro", {"players": 2}), ("truco_paulista", {"players": 2})]
 
@@ -79,7 +79,7 @@ def test_batched_heuristic_takes_the_per_state_action_on_every_decision(variant,
 
 def test_batched_heuristic_plays_the_batched_engine():
     pytest.importorskip("numba")
-    from truc_env.vector import VectorEnv
+    from truc_env.batch.vector import VectorEnv
 
     rules = make_rules("truco_paulista", players=2)
     venv = VectorEnv(rules, 256, episode="game", seed=0)

@@ -1,4 +1,4 @@
-"""One input contract (truc_env/checks.py): every environment refuses the same seeds and actions alike.
+"""One input contract (truc_env/io/checks.py): every environment refuses the same seeds and actions alike.
 
 The batched engine's tests here use its loop backend or fail before any kernel is built, so they
 need no numba compile.
@@ -15,13 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import truc_env  # noqa: F401  (registers the Gymnasium ids)
-from truc_env.checks import MAX_SEED, check_action, check_seed
-from truc_env.engine import new_game
+from truc_env.batch.vector import VectorEnv
+from truc_env.envs.gym_env import SingleAgentEnv
+from truc_env.envs.pettingzoo_env import raw_env
 from truc_env.errors import IllegalActionError, RulesError, TrucError
-from truc_env.gym_env import SingleAgentEnv
-from truc_env.pettingzoo_env import raw_env
-from truc_env.rules import make_rules
-from truc_env.vector import VectorEnv
+from truc_env.game.engine import new_game
+from truc_env.game.rules import make_rules
+from truc_env.io.checks import MAX_SEED, check_action, check_seed
 
 BAD_SEEDS = [-1, -2**63, 2**63, 2**64, 1.5, 2.0, True, False, np.bool_(True), "3", None.__class__, [1], np.float64(2)]
 BAD_ACTIONS = [1.5, 2.0, "0", b"1", True, False, np.bool_(True), None, [1], np.float64(3.0), -1, -2, -100,
@@ -126,7 +126,7 @@ def test_vector_env_num_envs_ten_to_the_twelve_is_refused_with_the_figure_and_th
 
 def test_openspiel_refuses_the_same_out_of_range_actions():
     pyspiel = pytest.importorskip("pyspiel")
-    import truc_env.openspiel_game  # noqa: F401
+    import truc_env.envs.openspiel_game  # noqa: F401
 
     state = pyspiel.load_game("python_truc").new_initial_state()
     while state.is_chance_node():
@@ -185,7 +185,7 @@ test_fuzz_the_env_apis_agree_many = pytest.mark.slow(settings(**{**FAST, "max_ex
 
 
 def test_rules_check_seed_still_answers():
-    from truc_env import rules
+    from truc_env.game import rules
 
     assert rules.check_seed(5) == 5 and rules.MAX_SEED == MAX_SEED
     assert new_game(make_rules("le_truc")).is_chance_node()
@@ -209,7 +209,7 @@ test_fuzz_the_env_apis_agree_on_seeds_many = pytest.mark.slow(settings(**{**FAST
 
 
 def test_gymnasium_vector_env_step_refuses_floats_and_wrapping_ints():
-    from truc_env.gym_vector import TrucVectorEnv
+    from truc_env.envs.gym_vector import TrucVectorEnv
 
     env = TrucVectorEnv("le_truc", num_envs=2, seed=0, backend="loop")
     _, info = env.reset(seed=0)

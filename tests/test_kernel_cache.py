@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from truc_env.batch.vector import VectorEnv, batch_bytes
 from truc_env.errors import TrucError
-from truc_env.vector import VectorEnv, batch_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -82,7 +82,7 @@ def test_an_unreadable_cache_entry_is_rebuilt_with_a_message(tmp_path, tiny_pack
 
 
 def test_numba_cache_dir_still_wins(tmp_path):
-    code = "from truc_env import _vector_kernels as K; print(K.step_serial._cache._cache_path)"
+    code = "from truc_env.batch import _vector_kernels as K; print(K.step_serial._cache._cache_path)"
     ours = _run(code, cache=tmp_path / "cache")
     assert ours.stdout.strip().startswith(str(tmp_path / "cache" / "numba")), ours.stderr
     theirs = _run(code, cache=tmp_path / "cache", NUMBA_CACHE_DIR=str(tmp_path / "numba_dir"))
@@ -96,7 +96,7 @@ def test_a_read_only_install_compiles_once(tmp_path):
     shutil.copytree(ROOT / "truc_env", site / "truc_env", ignore=shutil.ignore_patterns("__pycache__"))
     for p in [site, *site.rglob("*")]:
         p.chmod(0o555 if p.is_dir() else 0o444)
-    code = ("from truc_env.vector import VectorEnv\nv = VectorEnv('le_truc', 8, seed=0)\nv.reset()\n"
+    code = ("from truc_env.batch.vector import VectorEnv\nv = VectorEnv('le_truc', 8, seed=0)\nv.reset()\n"
             "v.step(v.random_actions())\nimport truc_env; print(truc_env.__file__)")
     env = {"PYTHONPATH": str(site), "TRUC_CACHE_DIR": str(tmp_path / "c")}
     base = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}  # the cache under test is ours

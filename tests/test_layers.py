@@ -68,13 +68,13 @@ def test_no_import_circles_between_modules():
 
 def test_visibility_sits_just_above_the_engine():
     """view.py decides what a seat sees; the encoders, renderers and adapters ask it, never the reverse."""
-    below = {"truc_env.engine", "truc_env.rules", "truc_env.variants", "truc_env.actions", "truc_env.errors",
-             "truc_env.cards"}
-    assert {t for t, _, _ in imports("truc_env.view")} <= below
+    below = {"truc_env.game.engine", "truc_env.game.rules", "truc_env.game.variants", "truc_env.game.actions", "truc_env.errors",
+             "truc_env.game.cards"}
+    assert {t for t, _, _ in imports("truc_env.game.view")} <= below
 
 
 def test_no_private_names_imported_from_another_module():
-    # a package's private module (truc_env._vector_kernels) is its own business; a private name is not
+    # a package's private module (truc_env.batch._vector_kernels) is its own business; a private name is not
     found = [f"{m}: {t}.{n}" for m in MODULES for t, names, _ in imports(m) for n in names
              if n.startswith("_") and not n.startswith("__") and f"{t}.{n}" not in MODULES]
     assert not found, found

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from cfr_helpers import openspiel_policy
 
-from agents.random import RandomAgent
-from train.exploitability import policy_exploitability
+from agents.players.random import RandomAgent
+from train.eval.exploitability import policy_exploitability
 from truc_env.errors import TrucError
-from truc_env.rules import make_rules
+from truc_env.game.rules import make_rules
 
 torch = pytest.importorskip("torch")
 
@@ -24,7 +24,7 @@ UNIFORM = 3.0398  # exploitability of the uniform policy on TINY (points per han
 
 def ppo_run(tmp_path, algorithm: str, steps: int = 3072, resume: bool = False, **extra) -> tuple[list[dict], list[dict]]:
     """(exploitability rows, history) of a tiny pure self-play run (``resume``: continue the one there)."""
-    from train.ppo import PPOConfig, train
+    from train.algos.ppo import PPOConfig, train
 
     cfg = PPOConfig.from_dict({**dict(
         name=algorithm, out_dir=str(tmp_path), seed=0, device="cpu", variant="le_truc", options=TINY,
@@ -45,7 +45,7 @@ def test_uniform_reference():
 
 
 def test_unknown_algorithm_refused():
-    from train.ppo import PPOConfig
+    from train.algos.ppo import PPOConfig
 
     with pytest.raises(TrucError, match=r"algorithm.*one of ppo, mmd"):
         PPOConfig.from_dict({"algorithm": "nfsp"})
@@ -56,7 +56,7 @@ def test_unknown_algorithm_refused():
 
 
 def test_unknown_algorithm_refused_by_the_cli(tmp_path, capsys):
-    from train.cli import main
+    from train.commands.cli import main
 
     path = tmp_path / "c.yaml"
     path.write_text("algorithm: a2c\n")
@@ -96,7 +96,7 @@ def test_mmd_moving_magnet_resumes(tmp_path, monkeypatch):
     network, magnet and history of the run that was never stopped."""
     from test_ppo import die_at_third_checkpoint
 
-    from train.ppo import PPOConfig, train
+    from train.algos.ppo import PPOConfig, train
 
     def run(out, resume=False):
         return train(PPOConfig.from_dict(dict(
@@ -125,7 +125,7 @@ def test_mmd_moving_magnet_resumes(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------------------------- PSRO
 def test_meta_solver_finds_rock_paper_scissors():
-    from train.psro import solve_matrix_game
+    from train.algos.psro import solve_matrix_game
 
     M = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
     p, q, v = solve_matrix_game(M, 5000)
@@ -133,8 +133,8 @@ def test_meta_solver_finds_rock_paper_scissors():
 
 
 def test_best_response_table_is_exact():
-    from train.exploitability import cached_tree
-    from train.psro import TableGame
+    from train.algos.psro import TableGame
+    from train.eval.exploitability import cached_tree
 
     game = TableGame(cached_tree(make_rules("le_truc", **TINY)))
     sigma = game.uniform()
@@ -150,7 +150,7 @@ def test_best_response_table_is_exact():
 def test_psro_lowers_exploitability(tmp_path):
     from agents import make_agent
     from train import config
-    from train.psro import PSROConfig, run
+    from train.algos.psro import PSROConfig, run
 
     cfg = config.build(PSROConfig, {"options": TINY, "iterations": 5, "meta_iterations": 2000, "out": str(tmp_path)})
     summary = run(cfg, log=lambda m: None)
@@ -168,7 +168,7 @@ def test_psro_lowers_exploitability(tmp_path):
 def test_truc_train_psro_command(tmp_path, capsys):
     import json
 
-    from train.cli import main
+    from train.commands.cli import main
 
     path = tmp_path / "psro.yaml"
     path.write_text(f"options: {json.dumps(TINY)}\niterations: 2\nmeta_iterations: 500\nout: {tmp_path / 'run'}\n")
@@ -181,7 +181,7 @@ def test_truc_train_psro_command(tmp_path, capsys):
 
 def test_psro_refuses_a_redeal_and_bad_settings(tmp_path):
     from train import config
-    from train.psro import PSROConfig
+    from train.algos.psro import PSROConfig
 
     with pytest.raises(TrucError, match="redeal: false"):
         config.build(PSROConfig, {"options": {**TINY, "redeal": True}})
@@ -199,8 +199,8 @@ def test_openspiel_nfsp_measured_as_openspiel_measures_it(tmp_path):
     pytest.importorskip("tree")  # dm-tree, which open_spiel.python.pytorch.nfsp imports
     from open_spiel.python.algorithms import exploitability
 
-    import truc_env.openspiel_game  # noqa: F401
-    from train import openspiel_nfsp
+    import truc_env.envs.openspiel_game  # noqa: F401
+    from train.algos import openspiel_nfsp
 
     def keep(msg):
         pass
@@ -230,8 +230,8 @@ def test_openspiel_nfsp_measured_as_openspiel_measures_it(tmp_path):
 def test_reach_average_is_the_mixture_of_its_tables():
     """Averaging a uniform table and a pure best response with weights 1 and 3 gives, per information set,
     sum_t w_t reach_t pi_t / sum_t w_t reach_t: it plays like drawing one table once per hand (Kuhn)."""
-    from train.exploitability import cached_tree
-    from train.psro import ReachAverage, TableGame
+    from train.algos.psro import ReachAverage, TableGame
+    from train.eval.exploitability import cached_tree
 
     game = TableGame(cached_tree(make_rules("le_truc", **TINY)))
     s = game.solver
@@ -269,8 +269,8 @@ def test_reach_average_is_the_mixture_of_its_tables():
 
 
 def test_reach_average_refuses_a_table_of_another_tree():
-    from train.exploitability import cached_tree
-    from train.psro import ReachAverage, TableGame
+    from train.algos.psro import ReachAverage, TableGame
+    from train.eval.exploitability import cached_tree
 
     avg = ReachAverage(TableGame(cached_tree(make_rules("le_truc", **TINY))))
     with pytest.raises(TrucError, match="slots"):
@@ -312,7 +312,7 @@ def test_mmd_average_policy_with_a_redeal_keeps_the_hand_after_it(tmp_path, monk
     again = policy_exploitability(make_agent(f"cfr:{path}", rules), rules, log=lambda m: None)["exploitability"]
     assert again == pytest.approx(rows[-1]["avg_exploitability"], abs=1e-5)
     # the real game's figure reads the file's two tables directly, and equals asking it state by state
-    import train.exploitability as ex
+    import train.eval.exploitability as ex
 
     def refuse(*a, **k):
         raise AssertionError("asked at engine states although the file has the tables")
@@ -327,7 +327,7 @@ def test_mmd_average_policy_with_a_redeal_keeps_the_hand_after_it(tmp_path, monk
 
 
 def test_average_refused_without_measurements():
-    from train.ppo import PPOConfig
+    from train.algos.ppo import PPOConfig
 
     with pytest.raises(TrucError, match="average needs exploitability_every"):
         PPOConfig.from_dict({"options": TINY, "average": "uniform"})
@@ -351,7 +351,7 @@ def test_average_policy_with_a_redeal_resumes_to_the_uninterrupted_run(tmp_path,
                                                                        abs=1e-9)
     # an average restored from the checkpoint writes the same strategy file as the run did
     from agents.cfr.strategy import load_strategy
-    from train.ppo import IterateAverage, PPOConfig
+    from train.algos.ppo import IterateAverage, PPOConfig
 
     ck = torch.load(tmp_path / "b" / "mmd" / "checkpoint.pt", weights_only=True)
     cfg = PPOConfig.from_dict({"options": extra["options"], "algorithm": "mmd", "average": "linear",

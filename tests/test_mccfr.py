@@ -8,12 +8,12 @@ import pytest
 from agents import make_agent
 from agents.cfr.mccfr import MCCFR, MCCFRAgent, load_strategy
 from agents.cfr.partnership_abstraction import PartnershipAbstraction, state_key, view_key
-from train.arena import ArenaConfig, run_arena
-from train.cfr import CFRConfig, run
+from train.algos.cfr import CFRConfig, run
+from train.eval.arena import ArenaConfig, run_arena
 from truc_env import TrucError, make_rules
-from truc_env.engine import State, sample_chance
-from truc_env.observe import SeatObservation
-from truc_env.view import seat_view
+from truc_env.game.engine import State, sample_chance
+from truc_env.game.observe import SeatObservation
+from truc_env.game.view import seat_view
 
 SHRUNK = {
     "le_truc_4p": {"ranks": 3, "hand_size": 2, "max_raises": 1},

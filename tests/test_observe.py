@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from truc_env import VARIANTS, State, make_rules
-from truc_env.engine import sample_chance
-from truc_env.observe import encoder_of, info_state_string, observation_string
-from truc_env.records import replay_state
-from truc_env.render import render
+from truc_env.display.render import render
+from truc_env.game.engine import sample_chance
+from truc_env.game.observe import encoder_of, info_state_string, observation_string
+from truc_env.game.records import replay_state
 
 CONFIGS = [(v, {}) for v in VARIANTS] + [
     ("truco_paulista", {"signals": {"mode": "senas", "intercept": 0.5, "timing": "every_trick"}}),

@@ -7,10 +7,10 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-import truc_env.openspiel_game  # noqa: E402,F401  (registers python_truc)
+import truc_env.envs.openspiel_game  # noqa: E402,F401  (registers python_truc)
 from truc_env import VARIANTS  # noqa: E402
+from truc_env.envs.openspiel_game import format_options, parse_options  # noqa: E402
 from truc_env.errors import TrucError  # noqa: E402
-from truc_env.openspiel_game import format_options, parse_options  # noqa: E402
 
 TINY = {"ranks": 2, "hand_size": 1, "max_raises": 1, "redeal": False}  # 8 cards, 1 trick
 SMALL = {"ranks": 3, "hand_size": 1, "max_raises": 2, "redeal": False}  # 5161 nodes; ranks=4, hand_size=2 is millions
@@ -138,7 +138,7 @@ def non_default(variant, name, spec):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_option_is_a_flat_parameter_in_both_forms(variant):
-    from truc_env.rules import make_rules, option_specs
+    from truc_env.game.rules import make_rules, option_specs
 
     for name, spec in option_specs(variant).items():
         if name == "signals":
@@ -154,7 +154,7 @@ def test_every_option_is_a_flat_parameter_in_both_forms(variant):
 
 
 def test_several_options_and_signals_in_one_game_string():
-    from truc_env.rules import make_rules
+    from truc_env.game.rules import make_rules
 
     game = pyspiel.load_game("python_truc(variant=le_truc_4p,ranks=4,redeal=false,fold=yes,signals_mode=free,"
                              "signals_vocab=4,signals_truthful=false,signals_intercept=0.5,"
@@ -207,7 +207,7 @@ def test_bad_parameters_say_what_is_allowed():
 
 
 def test_every_parameter_is_documented():
-    doc = truc_env.openspiel_game.__doc__
+    doc = truc_env.envs.openspiel_game.__doc__
     spec = pyspiel.load_game("python_truc").get_type().parameter_specification
     assert set(spec) >= {"variant", "players", "ranks", "hand_size", "max_raises", "target", "episode",
                          "signals_mode", "signals_vocab", "signals_intercept", "options"}

@@ -23,7 +23,7 @@ SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
 # Every subcommand's --help in one process (the parser is built whole for each), walking the parser
 # so that a subcommand added later is covered too; then the leaves' names for the caller to check.
 HELP_ALL = textwrap.dedent("""
-    import argparse, contextlib, io, train, train.cli as cli
+    import argparse, contextlib, io, train, train.commands.cli as cli
     assert "{root}" not in train.__file__, train.__file__
 
     def leaves(parser, path):
@@ -79,13 +79,13 @@ def check_installed_truc(python: str, truc: str | None, cwd: Path, env: dict) ->
     helped = run([python, "-c", HELP_ALL.format(root=str(ROOT))], cwd, env).split()
     for sub in ("rules", "replay", "demo", "arena", "play", "train", "exploitability", "analyze", "bench"):
         assert sub in helped, helped
-    assert "Le Truc" in run([python, "-m", "train.cli", "rules", "le_truc"], cwd, env)
+    assert "Le Truc" in run([python, "-m", "train.commands.cli", "rules", "le_truc"], cwd, env)
     if truc:  # the console script, as `pip install` writes it
         assert "Truco Paulista" in run([truc, "rules", "truco_paulista"], cwd, env)
-    assert "Game over" in run([python, "-m", "train.cli", "demo", "--seed", "1"], cwd, env)
+    assert "Game over" in run([python, "-m", "train.commands.cli", "demo", "--seed", "1"], cwd, env)
     # a tiny bench on the engine-loop backend (interception as a chance event), so no numba kernel compiles in
     # the new copy (put_n, on the loop until it had its own kernel, would compile that kernel)
-    out = run([python, "-m", "train.cli", "bench", "--seconds", "0.02", "--variants", "truco_paulista+intercept",
+    out = run([python, "-m", "train.commands.cli", "bench", "--seconds", "0.02", "--variants", "truco_paulista+intercept",
                "--sizes", "2", "--out", str(cwd / "bench")], cwd, env)
     assert "batched B=2" in out and "loop" in out and (cwd / "bench" / "bench.json").exists()
     assert not (cwd / "benchmarks").exists()
@@ -96,7 +96,7 @@ def check_readme_commands(python: str, cwd: Path, env: dict) -> None:
     """The README's commands that name shipped files (examples/, configs/, models/), run where there are none:
     the checkout paths as written, and the short names."""
     assert not (cwd / "configs").exists() and not (cwd / "examples").exists() and not (cwd / "models").exists()
-    truc = [python, "-m", "train.cli"]
+    truc = [python, "-m", "train.commands.cli"]
     assert "hand_points" in run(truc + ["replay", "examples/worked_example.json"], cwd, env)
     for config in ("configs/arena/le_truc.yaml", "arena/le_truc"):
         out = run(truc + ["arena", "--config", config, "--set", "deals=2", "--workers", "1",
@@ -107,7 +107,7 @@ def check_readme_commands(python: str, cwd: Path, env: dict) -> None:
     # the shipped networks by name and by their checkout path (torch where the interpreter has it)
     script = ("import importlib.util as u\n"
               "if u.find_spec('torch'):\n"
-              "    from agents import make_agent; from truc_env.rules import make_rules\n"
+              "    from agents import make_agent; from truc_env.game.rules import make_rules\n"
               "    r = make_rules('le_truc')\n"
               "    a, b = make_agent('net:le_truc', r), make_agent('net:models/distilled_mmd_le_truc.pt', r)\n"
               "    assert '_shipped' in a.name and a.name == b.name, (a.name, b.name)\n"
@@ -145,4 +145,4 @@ def test_wheel_installs_with_its_dependencies_in_a_fresh_venv(tmp_path):
     elsewhere.mkdir()
     env = outside_env([])
     check_installed_truc(python, str(venv / "bin" / "truc"), elsewhere, env)
-    run([python, "-c", "import torch, pyspiel, truc_env.openspiel_game, agents.ppo"], elsewhere, env)
+    run([python, "-c", "import torch, pyspiel, truc_env.envs.openspiel_game, agents.network"], elsewhere, env)

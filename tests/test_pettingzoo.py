@@ -10,8 +10,8 @@ from pettingzoo.test import api_test, seed_test
 
 import truc_env
 from truc_env import VARIANTS
+from truc_env.envs.pettingzoo_env import raw_env
 from truc_env.errors import IllegalActionError, RulesError, TrucError
-from truc_env.pettingzoo_env import raw_env
 
 # Every variant, and every option that changes the observation or action space.
 SPACE_CONFIGS = [(v, {}) for v in VARIANTS] + [
@@ -156,8 +156,9 @@ def test_importing_truc_env_does_not_import_pettingzoo():
 def test_docstring_layout_example_matches_the_encoder():
     import re
 
-    from truc_env import make_rules, pettingzoo_env
-    from truc_env.observe import encoder_of
+    from truc_env import make_rules
+    from truc_env.envs import pettingzoo_env
+    from truc_env.game.observe import encoder_of
 
     enc = encoder_of(make_rules("le_truc"))
     doc = pettingzoo_env.__doc__

@@ -14,13 +14,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents import make_agent  # noqa: E402
-from agents.ppo import CheckpointError, PolicyNet, load_agent, read_checkpoint  # noqa: E402
-from train import ppo  # noqa: E402
-from truc_env.engine import State, sample_chance  # noqa: E402
-from truc_env.episode import Dealer  # noqa: E402
+from agents.network import CheckpointError, PolicyNet, load_agent, read_checkpoint  # noqa: E402
+from train.algos import ppo  # noqa: E402
 from truc_env.errors import TrucError  # noqa: E402
-from truc_env.observe import SeatObservation  # noqa: E402
-from truc_env.rules import make_rules  # noqa: E402
+from truc_env.game.engine import State, sample_chance  # noqa: E402
+from truc_env.game.episode import Dealer  # noqa: E402
+from truc_env.game.observe import SeatObservation  # noqa: E402
+from truc_env.game.rules import make_rules  # noqa: E402
 
 SMALL = {"ranks": 4, "hand_size": 2}
 torch.set_num_threads(1)  # as training does: tiny batches, and a shared CPU makes thread pools crawl
@@ -60,10 +60,10 @@ def test_masked_sampling_never_picks_an_illegal_action():
 def test_ppo_agent_plays_only_legal_actions_in_real_games():
     rules = make_rules("le_truc")
     enc_size = ppo.feature_size(rules, "observation")
-    from truc_env.actions import layout_of
+    from truc_env.game.actions import layout_of
 
     net = PolicyNet(enc_size, layout_of(rules).size, [32])
-    from agents.ppo import PPOAgent
+    from agents.network import PPOAgent
 
     agent = PPOAgent(net, rules, "observation", seed=0)
     rng = np.random.default_rng(1)
@@ -291,7 +291,7 @@ def test_tiny_run_improves_against_random(tmp_path, rollout):
 
 
 def test_strength_features_show_only_what_the_seat_sees():
-    from agents.ppo.network import feature_size, strength_features
+    from agents.network.network import feature_size, strength_features
 
     rules = make_rules("truco_paulista", players=4)
     rng = np.random.default_rng(0)

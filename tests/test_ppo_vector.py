@@ -12,14 +12,14 @@ pytest.importorskip("numba")
 from test_ppo import SMALL, assert_tiny_run_improves_against_random, tiny_config  # noqa: E402
 from test_vector import Reference  # noqa: E402
 
-from agents.ppo import PolicyNet  # noqa: E402
-from agents.ppo.network import encode_state, strength_features, strength_features_batch  # noqa: E402
-from train import ppo  # noqa: E402
-from truc_env.engine import State, sample_chance  # noqa: E402
+from agents.network import PolicyNet  # noqa: E402
+from agents.network.network import encode_state, strength_features, strength_features_batch  # noqa: E402
+from train.algos import ppo  # noqa: E402
+from truc_env.batch.vector import VectorEnv  # noqa: E402
 from truc_env.errors import TrucError  # noqa: E402
-from truc_env.observe import encoder_of  # noqa: E402
-from truc_env.rules import make_rules  # noqa: E402
-from truc_env.vector import VectorEnv  # noqa: E402
+from truc_env.game.engine import State, sample_chance  # noqa: E402
+from truc_env.game.observe import encoder_of  # noqa: E402
+from truc_env.game.rules import make_rules  # noqa: E402
 
 torch.set_num_threads(1)
 

@@ -32,10 +32,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from truc_env.engine import CHANCE, DEAL_DRAW, TERMINAL, State, sample_chance
 from truc_env.errors import IllegalActionError, RulesError
-from truc_env.records import record_of, replay_state
-from truc_env.rules import VARIANTS, make_rules
+from truc_env.game.engine import CHANCE, DEAL_DRAW, TERMINAL, State, sample_chance
+from truc_env.game.records import record_of, replay_state
+from truc_env.game.rules import VARIANTS, make_rules
 
 DEFAULT_GAMES = 5_000
 SLOW_HANDS = 100_000
@@ -482,7 +482,7 @@ def check_replay(state: State) -> None:
 
 
 def _without_first_dealer(history):
-    from truc_env.engine import FIRST_DEALER
+    from truc_env.game.engine import FIRST_DEALER
 
     return [h for h in history if h[2] != FIRST_DEALER]
 
@@ -519,7 +519,7 @@ def test_default_suite_covers_every_variant_and_5000_games():
 
 def test_default_suite_takes_every_option_value():
     """Every finite option value of every variant appears in some default configuration."""
-    from truc_env.rules import option_specs
+    from truc_env.game.rules import option_specs
 
     for variant in VARIANTS:
         seen: dict[str, set] = {}

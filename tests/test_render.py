@@ -5,13 +5,13 @@ import json
 import numpy as np
 import pytest
 
-from train.cli import main as cli_main
-from truc_env.draw import card_text, draw_table, hand_tricks
+from train.commands.cli import main as cli_main
+from truc_env.display.draw import card_text, draw_table, hand_tricks
+from truc_env.envs.gym_env import SingleAgentEnv
+from truc_env.envs.pettingzoo_env import raw_env
 from truc_env.errors import TrucError
-from truc_env.gym_env import SingleAgentEnv
-from truc_env.pettingzoo_env import raw_env
-from truc_env.records import replay_state
-from truc_env.rules import VARIANTS, make_rules
+from truc_env.game.records import replay_state
+from truc_env.game.rules import VARIANTS, make_rules
 
 # the worked example of docs/rules.md §9: dealer 1, seat 0 leads
 WORKED = {"variant": "le_truc", "dealer": 1,
@@ -114,7 +114,7 @@ def test_replay_gif_has_one_frame_per_decision(tmp_path, capsys):
 def test_human_mode_falls_back_to_text_when_no_window_can_open(monkeypatch, capsys):
     import matplotlib.pyplot as plt
 
-    from truc_env import draw
+    from truc_env.display import draw
 
     monkeypatch.setattr(draw, "display_available", lambda: True)
     monkeypatch.setattr(plt, "get_backend", lambda: "agg")  # a display, but no GUI backend
@@ -144,7 +144,7 @@ def test_a_blind_iron_hand_hides_the_viewers_own_cards():
 def test_recovered_tricks_agree_with_the_engine(variant):
     # random games: the tricks the picture shows are the engine's (winners, open trick, no card twice)
     from truc_env import new_game
-    from truc_env.engine import sample_chance
+    from truc_env.game.engine import sample_chance
 
     for seed in range(3):
         state, rng = new_game(make_rules(variant)), np.random.default_rng(seed)

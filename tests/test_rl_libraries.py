@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from truc_env.envs.gym_env import LIBRARY_KEYS, MaskedObservation, SingleAgentEnv, evaluate
 from truc_env.errors import TrucError
-from truc_env.gym_env import LIBRARY_KEYS, MaskedObservation, SingleAgentEnv, evaluate
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 from agents import AgentSpecError, make_agent
-from agents.partner_info import DeafAgent, OracleAgent, make_oracle
-from train.signals import analyze, mirror_match, play_hands, signal_agent, summary_text
-from train.signals_bound import DEFAULT_VARIANTS, LE_TRUC_TEAM, bound, bound_factory, bound_markdown, bound_row
-from truc_env.engine import State
-from truc_env.episode import Dealer
+from agents.players.partner_info import DeafAgent, OracleAgent, make_oracle
+from train.analysis.signals import analyze, mirror_match, play_hands, signal_agent, summary_text
+from train.analysis.signals_bound import DEFAULT_VARIANTS, LE_TRUC_TEAM, bound, bound_factory, bound_markdown, bound_row
 from truc_env.errors import TrucError
-from truc_env.observe import SeatObservation
-from truc_env.rules import make_rules
+from truc_env.game.engine import State
+from truc_env.game.episode import Dealer
+from truc_env.game.observe import SeatObservation
+from truc_env.game.rules import make_rules
 
 LE_TRUC_4P = make_rules("le_truc_4p")
 
@@ -102,7 +102,7 @@ def test_a_mirror_match_is_flagged_and_its_sweep_not_run():
 
 
 def test_cli_signals_prints_the_mirror_match_note(capsys):
-    from train.cli import main
+    from train.commands.cli import main
 
     main(["analyze", "signals", "--variant", "le_truc_4p", "--team", "heuristic:honest", "--deals", "3",
           "--sweep", "0,1", "--influence", "0"])
@@ -209,7 +209,7 @@ def test_bound_refuses_bad_input():
 
 
 def test_cli_bound(tmp_path, capsys):
-    from train.cli import main
+    from train.commands.cli import main
 
     main(["analyze", "bound", "--variant", "le_truc_4p", "--against", "random", "--deals", "4", "--out",
           str(tmp_path)])

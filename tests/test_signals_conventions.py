@@ -1,18 +1,18 @@
-"""Other-play's token relabelling (train/signals_otherplay.py, PPO's ``other_play``): consistent
+"""Other-play's token relabelling (train/algos/signals_otherplay.py, PPO's ``other_play``): consistent
 within a seat's frame, between the partners, and absent for the opponents and card signals; the
 batched engine's frames equal the engine tables' on the same deals."""
 
 import numpy as np
 import pytest
 
-from agents.ppo.network import encode_batch, encode_state, encoder_of
-from train.ppo import Collector, PPOConfig
-from train.signals_otherplay import Relabelling, Relabellings, check_applies
-from truc_env.actions import layout_of
-from truc_env.engine import State
-from truc_env.episode import Dealer, Episode
+from agents.network.network import encode_batch, encode_state, encoder_of
+from train.algos.ppo import Collector, PPOConfig
+from train.algos.signals_otherplay import Relabelling, Relabellings, check_applies
 from truc_env.errors import TrucError
-from truc_env.rules import make_rules
+from truc_env.game.actions import layout_of
+from truc_env.game.engine import State
+from truc_env.game.episode import Dealer, Episode
+from truc_env.game.rules import make_rules
 
 RULES = make_rules("truco_paulista", players=4, signals={"mode": "free", "vocab": 8})
 
@@ -117,8 +117,8 @@ def test_card_signals_refuse_other_play():
 def test_other_play_rollout_records_frames(rollout):
     import torch
 
-    from agents.ppo import PolicyNet
-    from train.ppo import League, net_meta
+    from agents.network import PolicyNet
+    from train.algos.ppo import League, net_meta
 
     if rollout == "vector":
         pytest.importorskip("numba")
@@ -144,7 +144,7 @@ def test_other_play_frames_on_the_batched_engine_equal_the_tables():
     pytest.importorskip("numba")
     from test_vector import Reference  # the engine replicas of a VectorEnv's games (tests/ is on sys.path)
 
-    from truc_env.vector import VectorEnv
+    from truc_env.batch.vector import VectorEnv
 
     rules = make_rules("le_truc_4p", signals={"mode": "free", "vocab": 8})
     B, features, L = 12, "observation+strength", layout_of(rules)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.heuristic import HeuristicAgent
-from train.signals import leak, leak_text, play_hands, with_intercept
+from agents.players.heuristic import HeuristicAgent
+from train.analysis.signals import leak, leak_text, play_hands, with_intercept
 from truc_env.errors import TrucError
-from truc_env.rules import make_rules
+from truc_env.game.rules import make_rules
 
 TEAM = "heuristic:honest"
 
@@ -85,8 +85,8 @@ def test_leak_refuses_a_mirror_match_and_a_silent_game():
 def test_frozen_team_is_built_for_its_own_options():
     """The eavesdropper trains at intercept 1 against a team trained at intercept 0: ``fixed_options``
     builds the team for its options (without it the checkpoint is refused)."""
-    from agents.ppo.checkpoint import CheckpointError
-    from train.ppo import Collector, PPOConfig
+    from agents.network.checkpoint import CheckpointError
+    from train.algos.ppo import Collector, PPOConfig
 
     cfg = PPOConfig.from_yaml("configs/signals/leak_ppo_le_truc_4p.yaml")
     rules = make_rules(cfg.variant, **cfg.options)
@@ -99,7 +99,7 @@ def test_frozen_team_is_built_for_its_own_options():
 
 
 def test_leak_experiment_file(tmp_path):
-    from train.signals_runs import load_experiment
+    from train.algos.signals_runs import load_experiment
 
     exp = load_experiment("configs/signals/leak_le_truc_4p.yaml")
     assert {r.config for r in exp["runs"]} == {exp["leak"]["eavesdropper"], exp["leak"]["twin"]}
@@ -110,7 +110,7 @@ def test_leak_experiment_file(tmp_path):
 def test_leak_curve_grows_with_the_intercept(planted, tmp_path):
     """The leak curve: the planted reader takes nothing when it sees no signal, part at intercept 0.5 and
     the full cost at 1 (seed 2, 400 deals: 0, about half, +0.115)."""
-    from train.signals_runs import plot_leak_curve
+    from train.algos.signals_runs import plot_leak_curve
 
     curve = {row["intercept"]: row["cost"] for row in planted["curve"]}
     assert sorted(curve) == [0.0, 0.5, 1.0]

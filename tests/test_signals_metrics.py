@@ -14,10 +14,10 @@ import pytest
 
 from agents import make_agent
 from agents.base import legal_ids
-from train.info_theory import entropy, kl_divergence, mi_report, mutual_information, total_variation
-from train.signals import analyze, cross_play, play_hands, signalling
-from truc_env.actions import layout_of
-from truc_env.rules import make_rules
+from train.analysis.info_theory import entropy, kl_divergence, mi_report, mutual_information, total_variation
+from train.analysis.signals import analyze, cross_play, play_hands, signalling
+from truc_env.game.actions import layout_of
+from truc_env.game.rules import make_rules
 
 RULES = make_rules("truco_paulista", signals={"mode": "free", "vocab": 2})
 EPS = 0.01
@@ -176,7 +176,7 @@ def test_heuristic_team_end_to_end(tmp_path):
 
 
 def test_cli_analyze_signals(tmp_path, capsys):
-    from train.cli import main
+    from train.commands.cli import main
 
     main(["analyze", "signals", "--variant", "truco_paulista", "--options", '{"signals": {"mode": "free"}}',
           "--team", "heuristic:honest", "--deals", "4", "--sweep", "0", "--influence", "4", "--out", str(tmp_path)])
@@ -184,7 +184,7 @@ def test_cli_analyze_signals(tmp_path, capsys):
 
 
 def test_a_mirrored_team_plays_exactly_like_the_plain_one():
-    from train.signals import signal_agent
+    from train.analysis.signals import signal_agent
 
     rules = make_rules("truco_paulista", signals={"mode": "free", "vocab": 8})
     plain = play_hands(rules, "heuristic:honest", "heuristic:cautious", 8, 1)
@@ -196,10 +196,10 @@ def test_a_mirrored_team_plays_exactly_like_the_plain_one():
 
 
 def test_the_counterfactual_rewrites_the_signal_in_a_clone_only():
-    from train.signals import with_signal
-    from truc_env.engine import State
-    from truc_env.episode import Dealer
-    from truc_env.observe import info_state_string
+    from train.analysis.signals import with_signal
+    from truc_env.game.engine import State
+    from truc_env.game.episode import Dealer
+    from truc_env.game.observe import info_state_string
 
     state, chance = State(RULES, episode="hand", dealer=0), Dealer.seeded(RULES, 0)
     while state.phase != "signal":

@@ -9,13 +9,13 @@ import os
 
 import pytest
 
-from train.signals_runs import config_label, experiment_family, load_experiment
+from train.algos.signals_runs import config_label, experiment_family, load_experiment
 
 torch = pytest.importorskip("torch")
 
 
 def test_mmd_config_is_the_plain_config_with_the_tuned_magnet():
-    from train.ppo import PPOConfig
+    from train.algos.ppo import PPOConfig
 
     plain = PPOConfig.from_yaml("configs/signals/conv_ppo_le_truc_4p.yaml")
     mmd = PPOConfig.from_yaml("configs/signals/mmd_ppo_le_truc_4p.yaml")
@@ -40,7 +40,7 @@ def test_figures_of_each_experiment_keep_their_own_names():
 
 
 def test_mmd_trains_a_partnership_team_against_fixed_opponents(tmp_path):
-    from train.ppo import PPOConfig, train
+    from train.algos.ppo import PPOConfig, train
 
     cfg = PPOConfig.from_yaml("configs/signals/mmd_ppo_le_truc_4p.yaml", [
         f"out_dir={tmp_path}", "total_steps=1024", "steps_per_update=512", "num_envs=8", "rollout=engine",

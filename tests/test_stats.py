@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from train.stats import ELO, bradley_terry, mean_ci, t_quantile_975, wilson
+from train.eval.stats import ELO, bradley_terry, mean_ci, t_quantile_975, wilson
 
 
 def test_t_quantile_matches_tables():

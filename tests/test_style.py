@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from train.style import THIRDS, play_style, tercile_cuts
+from train.analysis.style import THIRDS, play_style, tercile_cuts
 from truc_env.errors import TrucError
-from truc_env.rules import make_rules
+from truc_env.game.rules import make_rules
 
 RULES = make_rules("le_truc")
 
@@ -57,7 +57,7 @@ def test_style_is_reproducible_and_refuses_bad_input(styles):
 
 
 def test_style_cli_writes_json_table_and_png(tmp_path, capsys):
-    from train.cli import main
+    from train.commands.cli import main
 
     out = tmp_path / "style"
     assert main(["analyze", "style", "--agent", "random", "--agent", "heuristic:honest", "--hands", "50",

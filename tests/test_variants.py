@@ -1,4 +1,4 @@
-"""The variants as declared data (truc_env/variants.py): keys pinned, records consistent, and no module
+"""The variants as declared data (truc_env/game/variants.py): keys pinned, records consistent, and no module
 outside the declaring one compares a variant's name."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import pathlib
 import pytest
 
 from agents.cfr.partnership_abstraction import PartnershipAbstraction, unsupported_reason
-from truc_env.actions import layout_of
-from truc_env.engine import State
+from truc_env.batch.vector import kernel_supports
 from truc_env.errors import RulesError
-from truc_env.rules import COMMON, make_rules, option_specs
-from truc_env.variants import VARIANTS, ByOption
-from truc_env.vector import kernel_supports
+from truc_env.game.actions import layout_of
+from truc_env.game.engine import State
+from truc_env.game.rules import COMMON, make_rules, option_specs
+from truc_env.game.variants import VARIANTS, ByOption
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -226,10 +226,10 @@ def test_no_variant_name_comparisons_outside_the_records():
     found = []
     for pkg in ("truc_env", "agents", "train"):
         for path in sorted((ROOT / pkg).rglob("*.py")):
-            if path == ROOT / "truc_env" / "variants.py" or (ROOT / "train" / "bench") in path.parents:
+            if path == ROOT / "truc_env" / "game" / "variants.py" or (ROOT / "train" / "bench") in path.parents:
                 continue  # the benchmarks pick their workloads by name; they decide no rule
             found += [f"{path.relative_to(ROOT)}:{line}" for line in variant_name_uses(path.read_text())]
-    assert not found, "variant names compared outside truc_env/variants.py: " + ", ".join(found)
+    assert not found, "variant names compared outside truc_env/game/variants.py: " + ", ".join(found)
 
 
 # ---------------------------------------------------------------------- layers
@@ -243,11 +243,11 @@ def _imports(module_path: pathlib.Path) -> list[tuple[str, str]]:
 
 
 def test_signals_layers_have_no_circle():
-    analysis = [m for m, _ in _imports(ROOT / "train" / "signals.py")]
-    runs = [m for m, _ in _imports(ROOT / "train" / "signals_runs.py")]
+    analysis = [m for m, _ in _imports(ROOT / "train" / "analysis" / "signals.py")]
+    runs = [m for m, _ in _imports(ROOT / "train" / "algos" / "signals_runs.py")]
     assert not any(m.endswith("signals_runs") or m.endswith("signals_cli") for m in analysis)
     assert not any(m.endswith("signals_cli") for m in runs)
 
 
 def test_vector_reads_no_private_engine_names():
-    assert not [n for m, n in _imports(ROOT / "truc_env" / "vector.py") if m.endswith("engine") and n.startswith("_")]
+    assert not [n for m, n in _imports(ROOT / "truc_env" / "batch" / "vector.py") if m.endswith("engine") and n.startswith("_")]

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from truc_env.engine import State
+from truc_env.batch.vector import VectorEnv, kernel_supports
 from truc_env.errors import TrucError
-from truc_env.observe import encoder_of
-from truc_env.vector import VectorEnv, kernel_supports
+from truc_env.game.engine import State
+from truc_env.game.observe import encoder_of
 
 pytest.importorskip("numba")
 
@@ -81,7 +81,7 @@ class Reference:
             expect[:] = [x - y for x, y in zip(ret, self.paid[b])]
             self.paid[b] = ret
         elif st.is_terminal():
-            from truc_env.pettingzoo_env import win_rewards
+            from truc_env.envs.pettingzoo_env import win_rewards
 
             expect[:] = win_rewards(st)
         assert bool(done[b]) == st.is_terminal(), f"{where}: game {b}: done {done[b]} vs engine {st.is_terminal()}"
@@ -250,7 +250,7 @@ def test_waiting_games_do_not_move():
 
 def test_gymnasium_vector_env():
     gymnasium = pytest.importorskip("gymnasium")
-    from truc_env.gym_vector import TrucVectorEnv
+    from truc_env.envs.gym_vector import TrucVectorEnv
 
     envs = TrucVectorEnv("le_truc", num_envs=8, seed=0)
     assert isinstance(envs, gymnasium.vector.VectorEnv)

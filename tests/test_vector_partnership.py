@@ -12,9 +12,9 @@ import pytest
 from test_vector import Reference, run_differential
 from test_vector import _id as case_id
 
+from truc_env.batch.vector import VectorEnv, kernel_supports
 from truc_env.errors import TrucError
-from truc_env.rules import make_rules
-from truc_env.vector import VectorEnv, kernel_supports
+from truc_env.game.rules import make_rules
 
 pytest.importorskip("numba")
 

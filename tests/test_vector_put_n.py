@@ -1,4 +1,4 @@
-"""The put_n kernel (truc_env/_vector_put_n.py) against engine.py: Put for 3 to 6 independent players,
+"""The put_n kernel (truc_env/batch/_vector_put_n.py) against engine.py: Put for 3 to 6 independent players,
 with the put's resignations. Same differential test as tests/test_vector.py: the kernel's deals
 replayed through ``engine.State``, seats, masks, observations, rewards and episode ends compared at
 every step of random legal play; the games must go through every resignation case (some refuse,
@@ -13,13 +13,13 @@ import pytest
 from test_vector import Reference, run_differential
 from test_vector import _id as case_id
 
-from truc_env import vector
-from truc_env.rules import make_rules
-from truc_env.vector import VectorEnv, kernel_supports
+from truc_env.batch import vector
+from truc_env.batch.vector import VectorEnv, kernel_supports
+from truc_env.game.rules import make_rules
 
 pytest.importorskip("numba")
 
-from truc_env import _vector_put_n as K  # noqa: E402  (needs numba)
+from truc_env.batch import _vector_put_n as K  # noqa: E402  (needs numba)
 
 
 class PutNReference(Reference):

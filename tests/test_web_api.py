@@ -16,12 +16,12 @@ import pytest
 pytest.importorskip("starlette")
 from starlette.testclient import TestClient  # noqa: E402
 
-from train.cli import main  # noqa: E402
+from train.commands.cli import main  # noqa: E402
 from train.web.app import MAX_UPLOAD, STATIC, create_app  # noqa: E402
 from train.web.hosting import is_loopback  # noqa: E402
 from train.web.levels import find_models, ladder  # noqa: E402
-from truc_env.records import replay_state  # noqa: E402
-from truc_env.rules import make_rules  # noqa: E402
+from truc_env.game.records import replay_state  # noqa: E402
+from truc_env.game.rules import make_rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "models"

@@ -24,9 +24,9 @@ uvicorn = pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install playwright")
 
 from agents import make_agent  # noqa: E402
-from train.match import play_game  # noqa: E402
+from train.eval.match import play_game  # noqa: E402
 from train.web.app import create_app  # noqa: E402
-from truc_env.rules import make_rules  # noqa: E402
+from truc_env.game.rules import make_rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("TRUC_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"

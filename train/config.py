@@ -19,10 +19,10 @@ from typing import Any
 
 import yaml
 
-from truc_env.assets import shipped_path
-from truc_env.atomic import parse_json, read_text
-from truc_env.checks import MAX_SEED
 from truc_env.errors import TrucError
+from truc_env.io.assets import shipped_path
+from truc_env.io.atomic import parse_json, read_text
+from truc_env.io.checks import MAX_SEED
 
 
 def cpu_cores() -> int:
@@ -173,7 +173,7 @@ def build(cls, raw, source: str = "config"):
 def read_mapping(path, what: str = "config") -> dict:
     """The settings of a YAML file as a dict (an empty file is no settings); TrucError if unreadable.
 
-    ``path`` may also name a shipped config (``arena/paulista``, :mod:`truc_env.assets`)."""
+    ``path`` may also name a shipped config (``arena/paulista``, :mod:`truc_env.io.assets`)."""
     path = shipped_path("configs", path)
     text = read_text(path, what)
     try:
@@ -264,7 +264,7 @@ class DemoConfig:
     show_hands: int = 3
 
     def validate(self) -> None:
-        from truc_env.rules import make_rules
+        from truc_env.game.rules import make_rules
 
         make_rules(self.variant, **self.options)
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 def load_agent(path: str, rules=None, seed: int | None = None):
     """The ``table:PATH`` agent of an exact-solver or an MCCFR strategy file (imports numba-free pieces only)."""
-    from .mccfr import is_mccfr_strategy
+    from agents.cfr.mccfr import is_mccfr_strategy
 
     if is_mccfr_strategy(path):
-        from .mccfr import load_agent as _load
+        from agents.cfr.mccfr import load_agent as _load
     else:
-        from .agent import load_agent as _load
+        from agents.cfr.agent import load_agent as _load
 
     return _load(path, rules, seed)
 

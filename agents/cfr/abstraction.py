@@ -25,7 +25,7 @@ from math import comb
 import numpy as np
 
 from truc_env.errors import TrucError
-from truc_env.rules import Rules
+from truc_env.game.rules import Rules
 
 ABSTRACTIONS = ("strength", "none")
 

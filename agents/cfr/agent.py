@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from truc_env.actions import layout_of
+from agents.base import sample_policy
+from agents.cfr.strategy import Strategy, load_strategy
+from agents.cfr.tree import PLAY
 from truc_env.errors import TrucError
-
-from ..base import sample_policy
-from .strategy import Strategy, load_strategy
-from .tree import PLAY
+from truc_env.game.actions import layout_of
 
 
 def legal_for(rules, observation, action_mask=None) -> list[int]:
@@ -52,10 +51,10 @@ class CFRAgent:
     def policy(self, observation, action_mask) -> dict[int, float]:
         """Probability of each legal engine action at this decision."""
         try:
-            info_state = observation["info_state"]  # may be built on first use (truc_env.view)
+            info_state = observation["info_state"]  # may be built on first use (truc_env.game.view)
         except (KeyError, TypeError, IndexError):
             raise TrucError("the cfr agent needs an observation dict with an 'info_state' string "
-                            "(truc_env.observe.info_state_string)") from None
+                            "(truc_env.game.observe.info_state_string)") from None
         legal = legal_for(self.rules, observation, action_mask)
         self.decisions += 1
         try:

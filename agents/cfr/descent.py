@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import kernels as K
-from .solver import PublicTreeSolver
+from agents.cfr import kernels as K
+from agents.cfr.solver import PublicTreeSolver
 
 
 @njit(cache=True)

@@ -2,7 +2,7 @@
 
 The key of a seat's decision is (its role in the hand, its dealt hand as strength classes, the public
 actions of the hand with each card play written as its class). It is computed from the perfect-recall
-info-state string of :func:`truc_env.observe.info_state_string` (what the arena hands an agent), so
+info-state string of :func:`truc_env.game.observe.info_state_string` (what the arena hands an agent), so
 an agent never needs the engine state:
 
     p1 |h0 d0 s0,0 1:got 7c 1:got 9d 1:got As 1:raise 0:accept 1:play 9d ...
@@ -22,12 +22,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from truc_env.actions import layout_of
+from agents.cfr.abstraction import CardAbstraction, make_abstraction
+from agents.cfr.tree import PLAY, flor_held_label, flor_reveal_label, reveal_label
 from truc_env.errors import TrucError
-from truc_env.rules import Rules
-
-from .abstraction import CardAbstraction, make_abstraction
-from .tree import PLAY, flor_held_label, flor_reveal_label, reveal_label
+from truc_env.game.actions import layout_of
+from truc_env.game.rules import Rules
 
 _ENTRY = re.compile(r"^(\d+):(.*)$")
 _ANNOUNCE = re.compile(r"^\d+:\d+$")  # after the token "envido": the envido holder and his points
@@ -120,7 +119,7 @@ def parse_info_state(text: str, rules: Rules, ab: CardAbstraction | None = None)
 
 def infoset_key(state, seat: int) -> str:
     """Readable key of ``seat``'s information set in an engine state (from its info-state string)."""
-    from truc_env.observe import info_state_string
+    from truc_env.game.observe import info_state_string
 
     ab = make_abstraction(state.rules)
     return parse_info_state(info_state_string(state, seat), state.rules, ab).text(ab)

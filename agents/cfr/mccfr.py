@@ -3,7 +3,7 @@
 One table is shared by all four seats: information sets are keyed relative to the acting seat
 (role after the dealer, own hand as strength classes, ...; :mod:`agents.cfr.partnership_abstraction`),
 so partners and opponents read and write the same entries. The game is played by the engine
-(``truc_env.engine``, ``episode="hand"``, one hand from 0-0); utilities are its zero-sum hand points.
+(``truc_env.game.engine``, ``episode="hand"``, one hand from 0-0); utilities are its zero-sum hand points.
 
 - **External sampling** (Lanctot et al. 2009): an iteration is one traversal per seat; the traverser
   enumerates its abstract actions, chance (the deal, interceptions) and the three other seats are
@@ -33,14 +33,13 @@ from array import array
 import numpy as np
 
 import truc_env
-from truc_env.atomic import atomic_open
-from truc_env.engine import CHANCE, TERMINAL, State, sample_chance
+from agents.base import sample_policy
+from agents.cfr.agent import legal_for
+from agents.cfr.partnership_abstraction import NAME, PartnershipAbstraction, state_key, view_key
 from truc_env.errors import TrucError
-from truc_env.rules import make_rules
-
-from ..base import sample_policy
-from .agent import legal_for
-from .partnership_abstraction import NAME, PartnershipAbstraction, state_key, view_key
+from truc_env.game.engine import CHANCE, TERMINAL, State, sample_chance
+from truc_env.game.rules import make_rules
+from truc_env.io.atomic import atomic_open
 
 FORMAT = "truc-mccfr-strategy"
 CHECKPOINT_FORMAT = "truc-mccfr-checkpoint"

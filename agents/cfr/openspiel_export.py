@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .agent import CFRAgent
-from .strategy import Strategy
+from agents.cfr.agent import CFRAgent
+from agents.cfr.strategy import Strategy
 
 
 def to_tabular_policy(game, strategy: Strategy):

@@ -4,7 +4,7 @@ A decision is keyed by what the seat knows, reduced to a short string (docs/rule
 
 - **card classes** by strength *in this hand* (so relative to Paulista's manilhas): the distinct
   strength levels of the hand's ranking, strongest first, grouped into six classes (the
-  ``card_classes`` of the variant's record in :mod:`truc_env.variants`). Le Truc: ``7 | 8 | A | K |
+  ``card_classes`` of the variant's record in :mod:`truc_env.game.variants`). Le Truc: ``7 | 8 | A | K |
   Q J | T 9``. Paulista / Mineiro: ``zap copas | espadilha ouros | 3 | 2 | A K | the rest`` (the
   non-manilha ranks counted *below* this hand's manilhas, so the manilha rank leaves its usual place);
 - the seat's **role**: its position after the dealer (1 = first player / non-dealing governor in
@@ -35,14 +35,14 @@ The key is built from the engine state while training (:func:`state_key`) and fr
 
 from __future__ import annotations
 
-from truc_env.actions import layout_of
 from truc_env.errors import TrucError
-from truc_env.variants import VARIANTS
+from truc_env.game.actions import layout_of
+from truc_env.game.variants import VARIANTS
 
 NAME = "partnership-classes-v1"
 K = 6  # card classes
 # the card classes of each variant (strength level -> class, and their names) are the
-# ``card_classes`` of its record in truc_env.variants
+# ``card_classes`` of its record in truc_env.game.variants
 LEVEL_CAP = 3  # ladder levels 3 and above share keys
 CALLS = ("raise", "accept", "refuse", "fold", "allin", "redeal")
 INSTRUCTIONS = ("none", "high", "low")
@@ -221,7 +221,7 @@ def state_key(ab: PartnershipAbstraction, state, seat: int) -> str:
 
 
 def view_key(ab: PartnershipAbstraction, view: dict) -> str:
-    """The key of a decision, read from :func:`truc_env.view.seat_view` (playing)."""
+    """The key of a decision, read from :func:`truc_env.game.view.seat_view` (playing)."""
     lrs = view["raise_side_last"]
     raiser = "-" if lrs < 0 else ("u" if lrs == view["side"] else "t")
     sig = None

@@ -4,7 +4,7 @@ The public-tree solver (:mod:`agents.cfr.solver`) measures the exact best respon
 given as one action distribution per information set (public node, own dealt hand). This module has
 what it takes to write any policy into that table and best-respond to it; asking a particular agent
 (a network, a strategy file, the random agent) lives above both agent families, in
-:mod:`train.exploitability`.
+:mod:`train.eval.exploitability`.
 
 **Projection.** With the strength abstraction an information set stands for every concrete way of
 giving its classes suits. A policy is asked at one *canonical* assignment: the cards played in the
@@ -28,12 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from truc_env.engine import State
+from agents.cfr.solver import PublicTreeSolver
+from agents.cfr.tree import PLAY, STUCK, PublicTree, announcement, is_reveal
 from truc_env.errors import TrucError
-from truc_env.rules import Rules
-
-from .solver import PublicTreeSolver
-from .tree import PLAY, STUCK, PublicTree, announcement, is_reveal
+from truc_env.game.engine import State
+from truc_env.game.rules import Rules
 
 
 # ---------------------------------------------------------------------------------- cards
@@ -48,7 +47,7 @@ class CardClasses:
     @classmethod
     def of(cls, tree_or_ab, rules: Rules) -> CardClasses:
         ab = getattr(tree_or_ab, "abstraction", tree_or_ab)
-        from truc_env.actions import layout_of
+        from truc_env.game.actions import layout_of
 
         L = layout_of(rules)
         members = tuple(tuple(sorted(c for c in rules.deck if ab.card_class.get(c) == k)) for k in range(ab.n_classes))
@@ -139,7 +138,7 @@ def infoset_state(rules: Rules, ab, dealer: int, score, path, actor: int, hand: 
     """
     members = [list(m) for m in CardClasses.of(ab, rules).members]
     if perm is not None:
-        from truc_env.actions import layout_of
+        from truc_env.game.actions import layout_of
 
         L = layout_of(rules)
         members = [[L.deck[perm[L.card_index[c]]] for c in m] for m in members]
@@ -341,7 +340,7 @@ def uniform_table(tree: PublicTree, solver: PublicTreeSolver) -> np.ndarray:
     card play for ``STUCK``). Where every card is public by its class alone (no envido, no flor), legal
     actions depend only on the public node and the hand, so this is what asking the random agent at
     every information set gives (tested), without an engine state per information set."""
-    from .tree import NATURE
+    from agents.cfr.tree import NATURE
 
     ab = tree.abstraction
     played = np.array(tree.hs_counts, dtype=np.int64).reshape(len(tree.hs_counts), -1)
@@ -375,7 +374,7 @@ def renamed_for_vira(tree: PublicTree, vira: int) -> PublicTree:
     vira's abstraction."""
     from dataclasses import replace
 
-    from .abstraction import make_abstraction
+    from agents.cfr.abstraction import make_abstraction
 
     if tree.vira < 0:
         raise TrucError("this public tree turns no vira")
@@ -449,7 +448,7 @@ def _second_deal_weights(b_counts, post, hand_counts, mult, hand_size, seat, bin
 def _redeal_path(tree: PublicTree) -> tuple[int, int, int, int]:
     """(root slot label of the proposal, node where it is answered, its accepting edge, dealer): the
     one accepted-redeal leaf, reached by a proposal at the root and its acceptance."""
-    from .tree import CHILD, REDEAL
+    from agents.cfr.tree import CHILD, REDEAL
 
     leaves = np.flatnonzero(tree.kind == REDEAL)
     ends = np.searchsorted(tree.act_start, leaves, side="right") - 1

@@ -19,9 +19,8 @@ from math import comb, factorial, perm
 
 import numpy as np
 
-from truc_env.engine import State
-
-from .tree import NATURE, PublicTree
+from agents.cfr.tree import NATURE, PublicTree
+from truc_env.game.engine import State
 
 
 def exact_sizes(tree: PublicTree) -> dict:
@@ -171,9 +170,8 @@ def main() -> None:
     import json
     import sys
 
+    from agents.cfr.tree import build_tree
     from truc_env import make_rules
-
-    from .tree import build_tree
 
     out = {}
     tree = build_tree(make_rules("le_truc", redeal=False))

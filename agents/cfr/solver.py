@@ -15,10 +15,9 @@ import time
 
 import numpy as np
 
+from agents.cfr import kernels as K
+from agents.cfr.tree import PublicTree
 from truc_env.errors import TrucError
-
-from . import kernels as K
-from .tree import PublicTree
 
 ALGORITHMS = ("cfr+", "dcfr", "lcfr", "cfr", "mmd")
 
@@ -139,7 +138,7 @@ class PublicTreeSolver:
 
         Rows are the acting seat's hands that can be there; an action a hand cannot take has 0.
         """
-        from .tree import label_text
+        from agents.cfr.tree import label_text
 
         t = self.tree
         sigma = self.average_strategy() if sigma is None else sigma

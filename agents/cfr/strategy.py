@@ -19,13 +19,12 @@ import zipfile
 import numpy as np
 
 import truc_env
-from truc_env.atomic import atomic_open
+from agents.cfr.abstraction import CardAbstraction, make_abstraction
+from agents.cfr.keys import InfoKey, parse_info_state
+from agents.cfr.tree import CHILD, REDEAL, PublicTree
 from truc_env.errors import TrucError
-from truc_env.rules import Rules, make_rules
-
-from .abstraction import CardAbstraction, make_abstraction
-from .keys import InfoKey, parse_info_state
-from .tree import CHILD, REDEAL, PublicTree
+from truc_env.game.rules import Rules, make_rules
+from truc_env.io.atomic import atomic_open
 
 FORMAT = "truc-cfr-strategy"
 FORMAT_VERSION = 1

@@ -62,12 +62,8 @@ from math import perm
 
 import numpy as np
 
-from truc_env.engine import CHANCE, TERMINAL, State
-from truc_env.errors import TrucError
-from truc_env.rules import Rules
-
-from .abstraction import CardAbstraction, make_abstraction
-from .labels import (  # noqa: F401  (the label constants are part of the tree's public names)
+from agents.cfr.abstraction import CardAbstraction, make_abstraction
+from agents.cfr.labels import (  # noqa: F401  (the label constants are part of the tree's public names)
     CHILD,
     FLOR_HELD,
     FLOR_ONLY,
@@ -81,7 +77,10 @@ from .labels import (  # noqa: F401  (the label constants are part of the tree's
     REVEAL,
     STUCK,
 )
-from .unfold import memo_arrays, unfold_memo
+from agents.cfr.unfold import memo_arrays, unfold_memo
+from truc_env.errors import TrucError
+from truc_env.game.engine import CHANCE, TERMINAL, State
+from truc_env.game.rules import Rules
 
 MAX_ENVIDO_SEQUENCES = 10 ** 5  # 20,160 (8 cards, 3 each) build 11 M public nodes in 7 GB
 
@@ -229,7 +228,7 @@ def vira_subgames(rules: Rules) -> list[tuple[int, float, tuple]]:
 
 def hand_envido(ab: CardAbstraction) -> list[int]:
     """Envido points of every hand (with envido every card is its own class, so a hand is its cards)."""
-    from truc_env.engine import envido_points
+    from truc_env.game.engine import envido_points
 
     card_of = {k: c for c, k in ab.card_class.items()}
     return [envido_points([card_of[k] for k in hand], ab.rules.family) for hand in ab.hands]
@@ -237,7 +236,7 @@ def hand_envido(ab: CardAbstraction) -> list[int]:
 
 def hand_flor(ab: CardAbstraction) -> list[int]:
     """Flor points of every hand, 0 for a hand without flor (with flor every card is its own class)."""
-    from truc_env.engine import flor_points
+    from truc_env.game.engine import flor_points
 
     fam = ab.rules.family
     card_of = {k: c for c, k in ab.card_class.items()}
@@ -621,6 +620,6 @@ def label_text(tree: PublicTree, lab: int) -> str:
         return "play " + tree.abstraction.names[lab - PLAY]
     if lab == STUCK:
         return "no card (ruled out)"
-    from truc_env.actions import layout_of
+    from truc_env.game.actions import layout_of
 
     return layout_of(tree.rules).to_string(int(lab))

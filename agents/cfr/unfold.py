@@ -27,8 +27,8 @@ from itertools import combinations_with_replacement
 import numpy as np
 from numba import njit
 
-from .abstraction import CardAbstraction
-from .labels import CHILD, REVEAL, STUCK
+from agents.cfr.abstraction import CardAbstraction
+from agents.cfr.labels import CHILD, REVEAL, STUCK
 
 NO_HAND_SET = -2  # a transition leaves the universe of played counts (the tables are wrong)
 

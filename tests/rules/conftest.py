@@ -6,7 +6,7 @@ Every expected value in tests/rules is derived by hand from docs/rules.md (the r
 import pytest
 
 from truc_env.errors import IllegalActionError
-from truc_env.records import replay
+from truc_env.game.records import replay
 
 FRENCH32 = [r + s for r in "789TJQKA" for s in "cdhs"]  # Le Truc
 FRENCH52 = [r + s for r in "23456789TJQKA" for s in "cdhs"]  # Put

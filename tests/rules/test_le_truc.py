@@ -6,7 +6,7 @@ Ranking 7 > 8 > A > K > Q > J > 10 > 9 (suits irrelevant); ladder 1 2 4 6 8 10 1
 import pytest
 
 from truc_env.errors import IllegalActionError, RulesError, TrucError
-from truc_env.records import replay
+from truc_env.game.records import replay
 
 from .conftest import (
     FRENCH32,

@@ -8,7 +8,7 @@ tested at the end of this file and in test_signals.py.
 import pytest
 
 from truc_env.errors import IllegalActionError
-from truc_env.records import replay
+from truc_env.game.records import replay
 
 from .conftest import FRENCH32, QUIET, assert_last_illegal, deck_rec, outcome, rec, result
 

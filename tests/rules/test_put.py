@@ -6,7 +6,7 @@ trick and tie, or 3 ties: nobody; put; fold; target 5.
 
 import pytest
 
-from truc_env.records import replay
+from truc_env.game.records import replay
 
 from .conftest import assert_last_illegal, outcome, rec, result
 

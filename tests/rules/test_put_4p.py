@@ -6,7 +6,7 @@ seat 2 first; then seats 3 and 2 play Put heads-up, seat 3 (the non-dealing side
 import pytest
 
 from truc_env.errors import RulesError
-from truc_env.records import replay
+from truc_env.game.records import replay
 
 from .conftest import assert_last_illegal, outcome, rec, result
 

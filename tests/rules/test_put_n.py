@@ -6,7 +6,7 @@ Most tests use players: 3 (4 cards, 4 tricks; order 1 2 0).
 import pytest
 
 from truc_env.errors import RulesError
-from truc_env.records import replay
+from truc_env.game.records import replay
 
 from .conftest import assert_last_illegal, outcome, rec, result
 

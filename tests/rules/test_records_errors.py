@@ -5,7 +5,7 @@ import re
 import pytest
 
 from truc_env.errors import CardError, IllegalActionError, RecordError, RulesError, TrucError
-from truc_env.records import replay
+from truc_env.game.records import replay
 
 from .conftest import FRENCH32, outcome, rec, result
 
@@ -226,8 +226,8 @@ def test_result_is_checked_against_the_replay():
 
 def test_result_of_each_hand_is_checked():
     from agents import make_agent
-    from train.match import play_game
-    from truc_env.rules import make_rules
+    from train.eval.match import play_game
+    from truc_env.game.rules import make_rules
 
     rules = make_rules("le_truc")
     record = play_game(rules, [make_agent("heuristic:cautious", rules, s) for s in (1, 2)], 0).record
@@ -246,7 +246,7 @@ def test_absurd_nesting_is_refused():
 
 
 def test_files_that_are_not_records(tmp_path):
-    from truc_env.records import load
+    from truc_env.game.records import load
 
     cases = {"binary.json": b"\xff\xfe\x00{", "deep.json": b"[" * 100000 + b"]" * 100000,
              "half.json": b'{"variant": "le_truc", "actions": ["1 pl', "deep2.json": b"[" * 100 + b"]" * 100}
@@ -259,9 +259,9 @@ def test_files_that_are_not_records(tmp_path):
 
 
 def test_make_rules_and_new_game_refuse_wrong_types():
-    from truc_env.checks import check_seed
-    from truc_env.engine import new_game
-    from truc_env.rules import make_rules
+    from truc_env.game.engine import new_game
+    from truc_env.game.rules import make_rules
+    from truc_env.io.checks import check_seed
 
     with pytest.raises(RulesError, match="must be a string.*known variants"):
         make_rules(["le_truc"])

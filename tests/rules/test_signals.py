@@ -3,7 +3,7 @@
 import pytest
 
 from truc_env.errors import RulesError
-from truc_env.records import replay
+from truc_env.game.records import replay
 
 from .conftest import assert_last_illegal, outcome, rec, result
 

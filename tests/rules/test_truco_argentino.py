@@ -6,7 +6,7 @@ The compulsory-flor tests use dealer 1 (heads-up mano seat 0).
 import pytest
 
 from truc_env.errors import IllegalActionError, TrucError
-from truc_env.records import replay
+from truc_env.game.records import replay
 
 from .conftest import assert_last_illegal, outcome, rec, result
 

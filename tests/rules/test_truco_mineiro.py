@@ -6,7 +6,7 @@ a 27-card clean deck, all three tied scores nothing, the special hands at 11, la
 import pytest
 
 from truc_env.errors import CardError, RecordError, TrucError
-from truc_env.records import replay
+from truc_env.game.records import replay
 
 from .conftest import MINEIRO27, assert_last_illegal, deck_rec, outcome, rec, result
 

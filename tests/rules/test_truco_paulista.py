@@ -5,7 +5,7 @@ order in trick 1 is 1 2 3 0; side 0 = seats 0 and 2. Vira 6d makes the 7s manilh
 import pytest
 
 from truc_env.errors import IllegalActionError, TrucError
-from truc_env.records import replay
+from truc_env.game.records import replay
 
 from .conftest import PAULISTA40, assert_last_illegal, deck_rec, outcome, rec, result
 

@@ -46,7 +46,7 @@ def openspiel(options: dict, iterations: int) -> dict:
     import pyspiel
     from open_spiel.python.algorithms import cfr, exploitability
 
-    import truc_env.openspiel_game  # noqa: F401
+    import truc_env.envs.openspiel_game  # noqa: F401
 
     game = pyspiel.load_game("python_truc", {"variant": "le_truc", "episode": "hand", "dealer": 0,
                                              "options": json.dumps(options)})

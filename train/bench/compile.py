@@ -24,11 +24,11 @@ import sys
 import tempfile
 
 from truc_env.errors import TrucError
-from truc_env.rules import VARIANTS
+from truc_env.game.rules import VARIANTS
 
 TRUC_CHILD = r"""
 import sys
-from truc_env.vector import VectorEnv
+from truc_env.batch.vector import VectorEnv
 v = VectorEnv(sys.argv[1], int(sys.argv[2]), seed=0)
 v.reset()
 v.step(v.random_actions())

@@ -4,7 +4,7 @@
 
 For every variant (default options) it plays random single hands (``episode="hand"``) for S
 seconds in one process on one core, the way an environment would: chance resolved by the episode
-driver's ``truc_env.episode.Dealer.shuffled`` over a ``numpy.random.Generator`` (a deck order
+driver's ``truc_env.game.episode.Dealer.shuffled`` over a ``numpy.random.Generator`` (a deck order
 per hand, the deal in one step, as the PettingZoo env deals), decisions picked uniformly from ``legal_actions()`` and applied with ``apply_action``. In the same run it drives
 ``pyspiel.load_game("leduc_poker")`` through the same kind of Python loop and prints the ratio.
 
@@ -31,11 +31,10 @@ import time
 
 import numpy as np
 
-from truc_env.engine import State, sample_chance
-from truc_env.episode import Dealer
-from truc_env.rules import VARIANTS, make_rules
-
-from .threads import pin_single_thread
+from train.bench.threads import pin_single_thread
+from truc_env.game.engine import State, sample_chance
+from truc_env.game.episode import Dealer
+from truc_env.game.rules import VARIANTS, make_rules
 
 AIM_LE_TRUC = 10_000  # random le_truc hands per second on one core (issue 2)
 

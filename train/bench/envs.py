@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from truc_env.rules import VARIANTS
+from truc_env.game.rules import VARIANTS
 
 
 def aec_chunk(make, seed: int):
@@ -69,8 +69,8 @@ def main(argv=None) -> None:
     ap.add_argument("--variants", nargs="*", default=list(VARIANTS))
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
-    from truc_env.pettingzoo_env import env as truc_env_fn
-    from truc_env.pettingzoo_env import raw_env as truc_raw_env
+    from truc_env.envs.pettingzoo_env import env as truc_env_fn
+    from truc_env.envs.pettingzoo_env import raw_env as truc_raw_env
 
     rows = []
     base = None

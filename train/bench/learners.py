@@ -16,7 +16,7 @@ Rows:
   self-play on the batched engine);
 - ``ours, ppo_le_truc.yaml network``: the same self-play with the network, epochs and ``num_envs``
   of ``configs/ppo/le_truc.yaml`` (the trainer's speed before the fast config);
-- ``MaskablePPO``: sb3-contrib's MaskablePPO on our Gymnasium env (``truc_env.gym_env.SingleAgentEnv``,
+- ``MaskablePPO``: sb3-contrib's MaskablePPO on our Gymnasium env (``truc_env.envs.gym_env.SingleAgentEnv``,
   seat 0 against the ``random`` agent, one hand per episode, the same reward), with the config's
   network (separate actor and critic MLPs of ``hidden``, tanh), ``steps_per_update`` as ``n_steps``,
   ``update_epochs`` as ``n_epochs`` and ``steps_per_update / num_minibatches`` as ``batch_size``.
@@ -39,9 +39,8 @@ import statistics
 import tempfile
 import time
 
-from truc_env.atomic import atomic_open
-
-from .threads import pin_single_thread
+from train.bench.threads import pin_single_thread
+from truc_env.io.atomic import atomic_open
 
 FAST_CONFIG = "configs/ppo/le_truc_fast.yaml"
 BASE_CONFIG = "configs/ppo/le_truc.yaml"
@@ -52,7 +51,7 @@ QUIET = {"eval_every": 10**9, "eval_episodes": 1, "eval_opponent": "random", "ch
 
 def ours(cfg, updates: int, out_dir: str) -> dict:
     """Our trainer on ``cfg`` for ``updates`` updates after a one-update warm-up; learner steps per CPU-second."""
-    from train.ppo import PPOConfig, train
+    from train.algos.ppo import PPOConfig, train
 
     def run(name: str, n: int) -> tuple[int, float]:
         c = PPOConfig.from_dict({**dataclasses.asdict(cfg), **QUIET, "name": name, "out_dir": out_dir,
@@ -71,7 +70,7 @@ def maskable_ppo(cfg, updates: int) -> dict:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from truc_env.gym_env import SingleAgentEnv
+    from truc_env.envs.gym_env import SingleAgentEnv
 
     env = SingleAgentEnv(cfg.variant, seat=0, opponents="random", episode=cfg.episode, reward=cfg.reward,
                          **(cfg.options or {}))
@@ -93,7 +92,7 @@ def maskable_ppo(cfg, updates: int) -> dict:
 
 def base_network(cfg, base_path: str):
     """``cfg`` (pure self-play) with the network, epochs, minibatches and ``num_envs`` of ``base_path``."""
-    from train.ppo import PPOConfig
+    from train.algos.ppo import PPOConfig
 
     base = PPOConfig.from_yaml(base_path)
     keep = ("hidden", "update_epochs", "num_minibatches", "num_envs", "steps_per_update", "features")
@@ -114,7 +113,7 @@ def main(argv=None) -> dict:
     core = pin_single_thread()
     import torch
 
-    from train.ppo import PPOConfig
+    from train.algos.ppo import PPOConfig
 
     torch.set_num_threads(1)
     cfg = PPOConfig.from_yaml(args.config)

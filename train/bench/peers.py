@@ -5,7 +5,7 @@ decision of one game; chance is resolved inside the step), in one single-threade
 one core, so the figure is steps per CPU-second and other jobs on the machine do not distort it:
 
 - ``python loop``: one game at a time through a Python loop over the state API (``legal_actions`` /
-  ``apply_action``, uniform random choices): ``truc_env.engine.State`` against OpenSpiel's C++
+  ``apply_action``, uniform random choices): ``truc_env.game.engine.State`` against OpenSpiel's C++
   ``leduc_poker`` and ``kuhn_poker`` through ``pyspiel``. Each side resolves chance with its own
   API: pyspiel one chance node at a time, Truc as its PettingZoo env does (the episode driver's
   ``Dealer.shuffled``: a deck order per hand, the deal in one step); the ``per card`` row is Truc
@@ -14,7 +14,7 @@ one core, so the figure is steps per CPU-second and other jobs on the machine do
   ``truc_env.raw_env`` against PettingZoo classic ``leduc_holdem_v4`` and ``texas_holdem_v4``
   (they need ``rlcard``);
 - ``batched B=...``: B games stepped at once with uniform random legal actions, auto-reset, on one
-  thread: :class:`truc_env.vector.VectorEnv` (numba) against pgx's JAX ``leduc_holdem``
+  thread: :class:`truc_env.batch.vector.VectorEnv` (numba) against pgx's JAX ``leduc_holdem``
   (``jit(vmap(step))`` with pgx's ``auto_reset``, the random action drawn inside the jitted call).
 
 A peer that is not installed is listed as "not installed"; no figure is ever quoted from elsewhere.
@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine import spiel_loop, truc_card_loop, truc_hand_loop
-from .envs import aec_chunk
-from .threads import SINGLE_THREAD_ENV, pin_single_thread  # noqa: F401  (re-exported for table.py)
+from train.bench.engine import spiel_loop, truc_card_loop, truc_hand_loop
+from train.bench.envs import aec_chunk
+from train.bench.threads import SINGLE_THREAD_ENV, pin_single_thread  # noqa: F401  (re-exported for table.py)
 
 
 def truc_loop_chunk(rules, seed: int):
@@ -48,7 +48,7 @@ def spiel_loop_chunk(name: str, seed: int):
 
 def vector_chunk(variant: str, options: dict, B: int, seed: int, threads: int | None = 1):
     """Batched random play in ``VectorEnv``; returns (chunk, backend)."""
-    from truc_env.vector import VectorEnv
+    from truc_env.batch.vector import VectorEnv
 
     v = VectorEnv(variant, B, seed=seed, threads=threads, **options)
     v.reset()
@@ -105,8 +105,8 @@ def peer_rows(timer, configs: list[tuple[str, str, dict]], sizes: list[int], rep
     drift. ``report(row)`` is called as each row is final; a peer that cannot be imported gives a
     row with ``missing`` set instead of figures.
     """
-    from truc_env.pettingzoo_env import raw_env as truc_raw_env
-    from truc_env.rules import make_rules
+    from truc_env.envs.pettingzoo_env import raw_env as truc_raw_env
+    from truc_env.game.rules import make_rules
 
     def pettingzoo_classic(env_name: str):
         import importlib

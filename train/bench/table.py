@@ -9,7 +9,7 @@ Every row plays uniformly random legal actions.
 
 Without ``--peers`` (our own throughput): ``engine`` (``engine.State`` in a Python loop, one hand per
 episode), ``raw_env`` / ``env`` (the PettingZoo AEC env without / with wrappers) and ``batched B=...``
-(:class:`truc_env.vector.VectorEnv`, observations and masks included, on as many threads as
+(:class:`truc_env.batch.vector.VectorEnv`, observations and masks included, on as many threads as
 ``--threads`` gives; its ``backend`` column says numba kernel or engine loop). Columns: ``steps/s``
 (wall clock), ``cores`` (CPU seconds per wall second) and ``steps/cpu-s`` (per CPU-second of this
 process).
@@ -35,13 +35,12 @@ import warnings
 
 import numpy as np
 
-from truc_env.atomic import atomic_open
+from train.bench import peers
+from train.bench.envs import aec_chunk
+from train.commands import flags
 from truc_env.errors import TrucError
-from truc_env.rules import VARIANTS, make_rules
-
-from .. import flags
-from . import peers
-from .envs import aec_chunk
+from truc_env.game.rules import VARIANTS, make_rules
+from truc_env.io.atomic import atomic_open
 
 SIZES = (1, 64, 1024, 8192)
 PEER_SIZES = (1024, 8192)
@@ -106,8 +105,8 @@ HEADER = f"{'':<24}{'':<28}{'backend':<8}{'steps/s':>14}{'cores':>7}{'steps/cpu-
 
 def run_own(args) -> dict:
     """Our own throughput table: engine, AEC envs and the batched engine, wall clock and CPU."""
-    from truc_env.pettingzoo_env import env as truc_env_fn
-    from truc_env.pettingzoo_env import raw_env as truc_raw_env
+    from truc_env.envs.pettingzoo_env import env as truc_env_fn
+    from truc_env.envs.pettingzoo_env import raw_env as truc_raw_env
 
     timer = Timer(args.seconds)
     rows: list[dict] = []
@@ -222,8 +221,8 @@ def build_parser(p: argparse.ArgumentParser | None = None) -> argparse.ArgumentP
 def check(args) -> None:
     """Fill in the defaults and refuse what cannot run, before measuring anything: unknown names, a
     value out of range, a batch too big for this machine's memory."""
-    from truc_env.checks import check_memory
-    from truc_env.vector import batch_bytes
+    from truc_env.batch.vector import batch_bytes
+    from truc_env.io.checks import check_memory
 
     if not (math.isfinite(args.seconds) and 0 < args.seconds <= 3600):
         raise TrucError(f"--seconds must be a finite number in (0, 3600], got {args.seconds}")

@@ -22,7 +22,7 @@ import json
 import resource
 import time
 
-from train.cfr import solver_counts
+from train.algos.cfr import solver_counts
 
 
 def peak_gb() -> float:
@@ -59,7 +59,7 @@ class Steps:
 def main():
     from agents.cfr import tree as T
     from agents.cfr.unfold import memo_arrays, unfold_memo
-    from truc_env.rules import make_rules
+    from truc_env.game.rules import make_rules
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("variant")

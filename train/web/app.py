@@ -32,13 +32,12 @@ from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from train.web.hosting import check_serve_settings
+from train.web.levels import find_models, ladder, resolve
+from train.web.table import YOU, NotYourTurn, Replay, StaleAction, Table, UnknownGame, parse_records
 from truc_env.errors import TrucError
-from truc_env.rules import make_rules, option_specs
-from truc_env.variants import VARIANTS
-
-from .hosting import check_serve_settings
-from .levels import find_models, ladder, resolve
-from .table import YOU, NotYourTurn, Replay, StaleAction, Table, UnknownGame, parse_records
+from truc_env.game.rules import make_rules, option_specs
+from truc_env.game.variants import VARIANTS
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = 64 * 1024  # a game's settings or an action

@@ -27,7 +27,7 @@ def check_serve_settings(host: str, port: int, allow_remote: bool, models_dir: s
     if not 1 <= port <= 65535:
         raise TrucError(f"--port must be in 1..65535, got {port}")
     if models_dir is None:  # the shipped models (the checkout's models/, or the installed copy's)
-        from truc_env.assets import shipped_dir
+        from truc_env.io.assets import shipped_dir
 
         found = shipped_dir("models")
         return str(found) if found.is_dir() else None

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 
 from agents import AgentSpecError
-from agents.heuristic import STYLES
+from agents.players.heuristic import STYLES
 
 HEURISTIC_LEVELS = (
     ("random", "random", "plays any legal move"),
@@ -46,7 +46,7 @@ def _rules_key(kind: str, path: str) -> str | None:
 
             with np.load(path, allow_pickle=False) as z:  # the header alone, not the tables
                 return json.loads(bytes(z["header"]).decode()).get("rules_key")
-        from agents.ppo import load_policy  # torch: the ppo extra
+        from agents.network import load_policy  # torch: the ppo extra
 
         return load_policy(path)[1]["rules_key"]
     except (ImportError, OSError, ValueError, KeyError):

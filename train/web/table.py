@@ -5,7 +5,7 @@ or agents at every seat (``watch``); every decision is kept as a :class:`Move` (
 the seat, the action). A :class:`Replay` is the
 moves of a game record, to step through forward and back. :func:`seat_view_json` turns a state and
 its moves into what the page draws, as a seat sees it (``viewer=None``: every hand shown): hidden
-cards, unseen signals and passes stay hidden, as everywhere else (``truc_env.view``).
+cards, unseen signals and passes stay hidden, as everywhere else (``truc_env.game.view``).
 
 ``version`` is the number of decisions made; an action sent for another version is stale and
 changes nothing (:class:`StaleAction`), as is an action out of turn (:class:`NotYourTurn`).
@@ -20,15 +20,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents import make_agent
-from agents.human import Narrator
-from truc_env.engine import CHANCE, State
-from truc_env.episode import Dealer, Episode
+from agents.players.human import Narrator
+from truc_env.display.render import render
+from truc_env.display.talk import card_name, pending_calls, seat_label, words
 from truc_env.errors import IllegalActionError, RecordError, TrucError
-from truc_env.observe import SeatObservation
-from truc_env.records import record_of, replay_state
-from truc_env.render import render
-from truc_env.talk import card_name, pending_calls, seat_label, words
-from truc_env.view import sees_signal, visible_hand
+from truc_env.game.engine import CHANCE, State
+from truc_env.game.episode import Dealer, Episode
+from truc_env.game.observe import SeatObservation
+from truc_env.game.records import record_of, replay_state
+from truc_env.game.view import sees_signal, visible_hand
 
 YOU = "you"  # the seat spec of the person at the table
 

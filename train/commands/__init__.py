@@ -1,0 +1,1 @@
+"""The `truc` command line: the parser and its subcommands, the typed flags they share."""

@@ -1,0 +1,183 @@
+"""Approximate exploitability: a best response *learned* against a frozen policy (Timbers et al.,
+"Approximate exploitability: learning a best response", IJCAI 2022), for any variant and any agent.
+
+Where the public tree does not fit (:mod:`train.eval.exploitability` measures it exactly where it does),
+the best response is trained, not computed: PPO (:mod:`train.algos.ppo`) with every episode's other side
+played by the agent under test (``fixed_opponents: [spec]``, ``fixed_prob: 1``; the learner takes a
+side drawn at random, both seats of it in a team game, so the best response is a team), for a stated
+budget of learner steps. Its value is then measured on fresh duplicate deals (the arena's units,
+:func:`train.eval.arena.play_unit`, on deal seeds of their own stream, never the training one): each deal
+is played once with the best response on each side, from one hand at 0-0 with seat 0 dealing, so
+the mean over deals is the mean of the two sides' best-response values, the definition of
+``truc exploitability`` (OpenSpiel's, points per hand; the policy's self-play values cancel in a
+zero-sum game), with a 95% t interval (:func:`train.eval.stats.mean_ci`).
+
+A learned response is a best response only as far as training got, so the figure is a **lower bound**
+on the exploitability (up to its interval): a policy the learner fails to beat may still be exploitable.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from train import config
+from train.eval import stats
+from train.eval.arena import ArenaConfig, play_unit
+from truc_env.errors import TrucError
+from truc_env.game.rules import Rules
+
+MAX_STEPS = 10**9  # more learner steps than any run of this project (a CPU-week): a typo, refused
+EVAL_STREAM = 0x42525F45  # "BR_E": the evaluation deals' seed stream, apart from the arena's and training's
+# the learner's settings where they differ from PPOConfig's defaults: one network for every seat of its
+# side, against the agent alone, no league, no periodic evaluation or checkpoint (the run is one call)
+BR_SETTINGS = {"features": "observation+strength", "hidden": [256, 256], "num_envs": 64, "steps_per_update": 4096,
+               "self_play_prob": 0.0, "fixed_prob": 1.0, "episode": "hand", "learning_rate": 3e-4,
+               "ent_coef": 0.003, "fixed_batched": True, "tensorboard": False, "plot": False}
+FIXED = ("name", "out_dir", "seed", "variant", "options", "total_steps", "fixed_opponents", "eval_opponent",
+         "fixed_options", "time_limit_minutes")
+
+
+def check_budget(steps: int, eval_deals: int) -> None:
+    """Refuse a budget that measures nothing or that no run could finish."""
+    if not 1 <= steps <= MAX_STEPS:
+        raise TrucError(f"best-response budget {steps:,} learner steps: between 1 and {MAX_STEPS:,}")
+    if eval_deals < 2:
+        raise TrucError(f"evaluation deals {eval_deals}: at least 2 (an interval needs two)")
+
+
+def check_request(spec: str, rules: Rules, steps: int, eval_deals: int, out_dir: str | None = None,
+                  set_pairs=()) -> None:
+    """Everything a measurement could be refused for, checked before any training starts."""
+    from agents import make_agent
+
+    check_budget(steps, eval_deals)
+    if spec.partition(":")[0] == "human":
+        raise TrucError("a best response is learned against an agent that plays by itself, not 'human'")
+    make_agent(spec, rules, seed=0)  # an agent trained for other rules is refused here, before training
+    if out_dir is not None and os.path.exists(os.path.join(out_dir, "br")):
+        raise TrucError(f"{out_dir} already holds a best-response run (br/); choose another folder")
+    with tempfile.TemporaryDirectory(prefix="truc-br-check-") as root:
+        br_config(spec, rules, steps, 0, root, set_pairs=set_pairs)  # unknown or fixed --br-set keys
+
+
+def br_config(spec: str, rules: Rules, steps: int, seed: int, out_dir: str, name: str = "br",
+              overrides: dict | None = None, progress: bool = False, set_pairs=()):
+    """The PPO config of the best-response learner against ``spec`` on ``rules``; ``overrides`` (a
+    mapping) and ``set_pairs`` (``key=value`` strings, as ``--set``) change its settings."""
+    from train.algos.ppo import PPOConfig
+
+    # the batched engine runs the episodes against a heads-up heuristic, a network or random
+    # (train.algos.ppo.BatchPolicy); other agents play on engine tables (and it would only be built for nothing)
+    kind = spec.partition(":")[0]
+    batched = (kind == "heuristic" and not rules.partnership and rules.players == 2) or kind in ("ppo", "random")
+    d = {**BR_SETTINGS, "rollout": "auto" if batched else "engine", "progress": progress}
+    d.update(overrides or {})
+    d = config.apply_overrides(d, set_pairs)
+    fixed = sorted(set(d) & set(FIXED))
+    if fixed:
+        raise TrucError(f"best-response settings {', '.join(fixed)} are set by the measurement itself "
+                        "(the agent, the rules, the budget, the run folder)")
+    d.update({"name": name, "out_dir": out_dir, "seed": seed, "variant": rules.variant, "options": dict(rules.options),
+              "total_steps": steps, "fixed_opponents": [spec], "eval_opponent": spec})
+    d.setdefault("eval_every", max(1, steps // d["steps_per_update"]))  # the last update only
+    d.setdefault("checkpoint_every", d["eval_every"])
+    cfg = PPOConfig.from_dict(d, "best-response settings")
+    cfg.validate()
+    return cfg
+
+
+def measure_value(br_spec: str, spec: str, rules: Rules, deals: int, seed: int, progress: bool = False) -> dict:
+    """``br_spec``'s points per hand against ``spec`` over ``deals`` duplicate deals (each played with
+    ``br_spec`` on either side, one hand from 0-0, seat 0 dealing), with a 95% t interval."""
+    from tqdm import tqdm
+
+    cfg = ArenaConfig(variant=rules.variant, options=dict(rules.options), agents=[br_spec, spec],
+                      format="gauntlet", hero=br_spec, deals=deals, episode="hand",
+                      seed=int(np.random.SeedSequence([seed, EVAL_STREAM]).generate_state(1)[0]))
+    cfg.validate()
+    cfg_dict = cfg.__dict__.copy()
+    per_deal, per_side = [], [[], []]
+    for d in tqdm(range(deals), desc="measure", unit="deal", disable=not progress, mininterval=5):
+        unit = play_unit(cfg_dict, {"id": f"0:{d}", "pairing": 0, "a": br_spec, "b": spec, "deal": d})
+        pts = [g["a_points"] / max(1, g["hands"]) for g in unit["games"]]
+        per_deal.append(float(np.mean(pts)))
+        for g, p in zip(unit["games"], pts):
+            per_side[g["seating"] % 2].append(p)
+    ci = stats.mean_ci(per_deal)
+    return {"value": ci["mean"], "lo": ci["lo"], "hi": ci["hi"], "deals": deals, "sd": ci["sd"],
+            "side0": float(np.mean(per_side[0])), "side1": float(np.mean(per_side[1])), "eval_seed": cfg.seed}
+
+
+def approx_exploitability(spec: str, rules: Rules, steps: int, seed: int = 0, eval_deals: int = 2000,
+                          out_dir: str | None = None, overrides: dict | None = None, progress: bool = False,
+                          log=None, set_pairs=()) -> dict:
+    """A lower bound on the exploitability of agent ``spec`` on ``rules`` (points per hand): PPO's best
+    response after ``steps`` learner steps, measured on ``eval_deals`` fresh duplicate deals.
+
+    ``out_dir``: where the learner's run folder (``br/policy.pt``, playable as ``ppo:PATH``) is kept
+    (None: a temporary folder, removed). ``overrides`` (a mapping), ``set_pairs`` (``key=value``): PPO
+    settings over :data:`BR_SETTINGS`.
+    """
+    from train.algos.ppo import train
+
+    check_request(spec, rules, steps, eval_deals, out_dir, set_pairs)
+    say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    tmp = tempfile.TemporaryDirectory(prefix="truc-br-") if out_dir is None else None
+    root = tmp.name if tmp is not None else out_dir
+    try:
+        cfg = br_config(spec, rules, steps, seed, root, overrides=overrides, progress=progress, set_pairs=set_pairs)
+        cpu0, t0 = time.process_time(), time.time()
+        say(f"[br] learning a best response to {spec} on {rules.variant}: {cfg.total_steps:,} learner steps")
+        run = train(cfg)
+        train_cpu = time.process_time() - cpu0
+        policy = os.path.join(run["run_dir"], "policy.pt")
+        say(f"[br] trained {run['global_step']:,} steps in {train_cpu:.0f}s CPU; measuring on {eval_deals} deals")
+        cpu1 = time.process_time()
+        value = measure_value(f"ppo:{policy}", spec, rules, eval_deals, seed, progress)
+        out = {"agent": spec, "variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key,
+               "dealer": 0, "score": [0, 0], "kind": "lower bound (learned best response)",
+               "exploitability_lower_bound": value["value"], "ci95": [value["lo"], value["hi"]],
+               "br_side0": value["side0"], "br_side1": value["side1"], "eval_deals": eval_deals,
+               "eval_seed": value["eval_seed"], "sd_per_deal": value["sd"], "br_steps": run["global_step"],
+               "br_budget": steps, "seed": seed, "br_settings": {k: getattr(cfg, k) for k in (*BR_SETTINGS, "rollout")},
+               "br_policy": policy if tmp is None else None, "train_cpu_seconds": train_cpu,
+               "measure_cpu_seconds": time.process_time() - cpu1, "seconds": time.time() - t0}
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    return out
+
+
+def cmd_approx(args) -> None:
+    """``truc exploitability --approx``: print the lower bound and its interval (and write it as JSON)."""
+    import json
+
+    from train.config import parse_options
+    from truc_env.game.rules import make_rules
+    from truc_env.io.atomic import atomic_write_text
+
+    rules = make_rules(args.variant, **parse_options(args.options))
+    if args.dealer != 0:
+        raise TrucError("--approx measures from seat 0 dealing (the duplicate deals' seating); drop --dealer")
+    r = approx_exploitability(args.agent, rules, args.br_steps, args.seed, args.eval_deals, args.br_dir,
+                              progress=not args.quiet, set_pairs=args.br_set)
+    lo, hi = r["ci95"]
+    print(f"{args.agent} on {rules.variant} (one hand from 0-0, seat 0 deals), learned best response:")
+    print(f"  exploitability >= {r['exploitability_lower_bound']:.4f} points per hand (95% interval "
+          f"{lo:.4f} .. {hi:.4f}; a lower bound: the response is learned, not exact)")
+    if hi < 0:
+        print("  (below 0: the learner has not caught up with the policy yet; a larger --br-steps may)")
+    print(f"  best response on side 0 {r['br_side0']:+.4f}; on side 1 {r['br_side1']:+.4f}")
+    print(f"  {r['br_steps']:,} learner steps (budget {r['br_budget']:,}), {r['eval_deals']} fresh duplicate deals; "
+          f"{r['train_cpu_seconds']:.0f}s CPU training, {r['measure_cpu_seconds']:.0f}s CPU measuring")
+    if r["br_policy"]:
+        print(f"  best response kept as ppo:{r['br_policy']}")
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        atomic_write_text(args.out, json.dumps(r, indent=2))
+        print(f"  written to {args.out}")

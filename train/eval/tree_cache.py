@@ -1,0 +1,207 @@
+"""Built public trees kept on disk, keyed by what they depend on: rules, dealer, score, abstraction, vira
+and a digest of the sources that build them (a change in any makes every cached tree stale)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from agents.cfr.tree import PublicTree, build_tree
+from truc_env.errors import TrucError
+from truc_env.game.rules import Rules
+
+CACHE_FORMAT = "truc-public-tree-cache"
+# the sources a built tree depends on: a change in any of them makes every cached tree stale
+TREE_SOURCES = ("agents/cfr/tree.py", "agents/cfr/labels.py", "agents/cfr/unfold.py", "agents/cfr/abstraction.py",
+                 "truc_env/game/engine.py", "truc_env/game/rules.py", "truc_env/game/variants.py", "truc_env/game/actions.py",
+                 "truc_env/game/cards.py")
+# and what a node's network input depends on besides
+ENCODER_SOURCES = TREE_SOURCES + ("truc_env/game/observe.py", "truc_env/game/view.py", "agents/network/network.py",
+                                    "agents/cfr/policy_tree.py", "train/eval/node_inputs.py")
+_TREE_ARRAYS = ("actor", "hs", "act_start", "label", "kind", "child", "util", "trans", "hs_off", "hs_hands", "tr_off",
+                "tr_pos", "W")
+
+
+def default_cache_dir() -> str:
+    """``$TRUC_CACHE_DIR`` or ``~/.cache/truc-env``: where built public trees are kept."""
+    import os
+
+    return os.environ.get("TRUC_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "truc-env")
+
+
+def code_version(paths=TREE_SOURCES) -> str:
+    """A digest of the source files a cached artifact depends on (relative to the repository root)."""
+    import hashlib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.encode())
+        h.update((root / p).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def tree_cache_key(rules: Rules, dealer: int, score, abstraction: str, vira: int | None = None) -> dict:
+    """What a cached tree is valid for: the Rules, the hand's dealer and score, the abstraction, the code,
+    and in Paulista the vira turned (its card id)."""
+    key = {"format": CACHE_FORMAT, "rules_key": rules.key, "dealer": int(dealer), "score": [int(x) for x in score],
+           "abstraction": abstraction, "code": code_version()}
+    if vira is not None:
+        key["vira"] = int(vira)
+    return key
+
+
+def vira_of(tree: PublicTree) -> int | None:
+    return None if tree.vira < 0 else int(tree.vira)
+
+
+def cached_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = "strength", cache_dir: str | None = None,
+                log=None, vira: int | None = None) -> PublicTree:
+    """:func:`agents.cfr.tree.build_tree`, kept on disk under ``cache_dir`` (None: build, keep nothing);
+    ``vira``: Paulista's tree after that card is turned.
+
+    The file's name is a digest of :func:`tree_cache_key`; its header repeats the key, so a file that
+    was built for something else, or that does not read back, is refused with :class:`TrucError`.
+    """
+
+    from agents.cfr.abstraction import make_abstraction
+
+    if cache_dir is None:
+        return build_tree(rules, dealer, score, abstraction, vira=vira)
+    key = tree_cache_key(rules, dealer, score, abstraction, vira)
+    path, arrays = cache_read(cache_dir, "tree", key, "public-tree cache file")
+    if arrays is not None:
+        header = arrays.pop("header")
+        missing = [k for k in (*_TREE_ARRAYS, "hs_counts") if k not in arrays]
+        if missing:
+            raise TrucError(f"{path}: public-tree cache file lacks {', '.join(missing)}; delete it to rebuild the tree")
+        trans1 = arrays.get("trans1")
+        return PublicTree(rules=rules, abstraction=make_abstraction(rules, abstraction, vira), dealer=int(dealer),
+                          score=tuple(score), hs_counts=[tuple(int(x) for x in r) for r in arrays["hs_counts"]],
+                          situations=int(header["situations"]), stats=header["stats"], trans1=trans1,
+                          vira=-1 if vira is None else int(vira), **{k: arrays[k] for k in _TREE_ARRAYS})
+    t0 = time.time()
+    tree = build_tree(rules, dealer, score, abstraction, vira=vira)
+    if log:
+        log(f"tree {tree.n_nodes:,} public nodes built in {time.time() - t0:.0f}s; kept in {path}")
+    header = {"key": key, "situations": tree.situations, "stats": tree.stats}
+    arrays = {k: getattr(tree, k) for k in _TREE_ARRAYS}
+    arrays["hs_counts"] = np.array(tree.hs_counts, dtype=np.int64).reshape(len(tree.hs_counts), -1)
+    if tree.trans1 is not None:
+        arrays["trans1"] = tree.trans1
+    cache_write(path, header, arrays)
+    return tree
+
+
+def cache_read(cache_dir: str | None, prefix: str, key: dict, what: str) -> tuple[str | None, dict | None]:
+    """(path, arrays) of the cache file for ``key`` (arrays None when there is none yet; path None
+    without a cache). The header is under ``"header"``; a file that does not read back, or whose
+    header was written for another key, is refused with :class:`TrucError`."""
+    import hashlib
+    import json
+    import os
+    import zipfile
+
+    if cache_dir is None:
+        return None, None
+    text = json.dumps(key, sort_keys=True)
+    path = os.path.join(cache_dir, f"{prefix}-{hashlib.sha256(text.encode()).hexdigest()[:20]}.npz")
+    if not os.path.exists(path):
+        return path, None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        header = json.loads(str(arrays["header"]))
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+        raise TrucError(f"{path}: not a readable {what} ({e}); delete it to rebuild it") from e
+    if header.get("key") != key:
+        raise TrucError(f"{path}: a {what} built for something else ({header.get('key')}), not for {key}; "
+                        "delete it to rebuild it")
+    arrays["header"] = header
+    return path, arrays
+
+
+def cache_write(path: str, header: dict, arrays: dict) -> None:
+    """Write a cache file atomically: a JSON header and the arrays, uncompressed (read back fast)."""
+    import json
+
+    from truc_env.io.atomic import atomic_open
+
+    with atomic_open(path, "wb") as f:
+        np.savez(f, header=np.array(json.dumps(header)), **arrays)
+
+
+CACHE_PREFIXES = ("tree", "inputs")  # the files this module writes: <prefix>-<key digest>.npz
+
+
+def cache_entries(cache_dir: str) -> list[dict]:
+    """Every cache file under ``cache_dir``: path, bytes, kind, what it was built for (from its header)
+    and ``stale`` when today's sources would never read it again (its code digest is another)."""
+    import json
+    import os
+    import zipfile
+
+    if not os.path.isdir(cache_dir):
+        return []
+    current = {"code": code_version(), "encoder": code_version(ENCODER_SOURCES)}
+    out = []
+    for name in sorted(os.listdir(cache_dir)):
+        path = os.path.join(cache_dir, name)
+        kind = name.split("-", 1)[0]
+        leftover = name.startswith(".") and name.endswith(".tmp")  # an interrupted atomic write
+        if not (leftover or (kind in CACHE_PREFIXES and name.endswith(".npz"))) or not os.path.isfile(path):
+            continue
+        entry = {"path": path, "bytes": os.path.getsize(path), "kind": "partial write" if leftover else kind,
+                 "about": "", "stale": leftover}
+        if not leftover:
+            try:
+                with np.load(path, allow_pickle=False) as z:
+                    key = json.loads(str(z["header"]))["key"]
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+                entry.update(about="unreadable", stale=True)
+            else:
+                entry["about"] = _describe_key(key)
+                entry["stale"] = any(key.get(k, v) != v for k, v in current.items())
+        out.append(entry)
+    return out
+
+
+def _describe_key(key: dict) -> str:
+    import json
+
+    rules = json.loads(key.get("rules_key", "{}"))
+    options = ",".join(f"{k}={v}" for k, v in sorted(rules.get("options", {}).items()))
+    text = f"{rules.get('variant', '?')}{'(' + options + ')' if options else ''} dealer {key.get('dealer')}"
+    text += f" score {'-'.join(map(str, key.get('score', [])))} {key.get('abstraction')}"
+    if "vira" in key:
+        text += f" vira {key['vira']}"
+    if "inputs" in key:
+        text += f" {key['inputs']}{' after redeal' if key.get('after_redeal') else ''}"
+    return text
+
+
+def cache_bytes(cache_dir: str) -> int:
+    """The bytes of the cache files under ``cache_dir`` (0 when there is none)."""
+    import os
+
+    if not os.path.isdir(cache_dir):
+        return 0
+    return sum(os.path.getsize(os.path.join(cache_dir, f)) for f in os.listdir(cache_dir)
+               if f.split("-", 1)[0] in CACHE_PREFIXES and f.endswith(".npz"))
+
+
+def clear_cache(cache_dir: str, stale_only: bool = False) -> tuple[int, int]:
+    """Delete the cache files under ``cache_dir`` (only the stale ones with ``stale_only``); nothing
+    else in the folder is touched. Returns (files, bytes) deleted."""
+    import os
+
+    files = size = 0
+    for entry in cache_entries(cache_dir):
+        if stale_only and not entry["stale"]:
+            continue
+        os.unlink(entry["path"])
+        files += 1
+        size += entry["bytes"]
+    return files, size

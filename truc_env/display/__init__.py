@@ -1,0 +1,1 @@
+"""The table shown to people: as text, as a picture, and in the words players use."""

@@ -1,0 +1,1093 @@
+"""The reference state machine for every variant (docs/rules.md). Every other piece is checked against it.
+
+A :class:`State` is one game (``episode="game"``) or one hand (``episode="hand"``). Exactly one
+actor at a time: a seat (``0..n-1``) or chance (:data:`CHANCE`). Chance is explicit: the first
+dealer, each dealt card (one draw at a time from the cards not yet drawn), the vira, and each
+signal interception. Environments sample chance with an injected ``numpy.random.Generator``.
+
+Phases, in the order of a hand (docs/rules.md §0): ``deal`` (chance) -> ``give``/``discard`` (put_4p)
+-> ``eleven`` (Brazilian decision at 11) -> ``signal``/``intercept`` -> ``turn`` (a card play or a
+call) with ``instruct`` (Le Truc governor) before a partner's turn, ``answer`` (a pending raise,
+mon reste, put or redeal), ``envido`` (a pending envido question, which goes first) and ``flor``
+(the opposing flor holder's answer to a flor).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from truc_env.errors import IllegalActionError, TrucError
+from truc_env.game.actions import layout_of
+from truc_env.game.hand_rules import (
+    ELEVEN,
+    IRON,
+    eleven_seat,
+    hand_value,
+    may_all_in,
+    may_counter,
+    may_raise,
+    may_redeal,
+    next_seat,
+    put_n_value,
+    raise_budget,
+    signal_audience,
+    special_hand,
+    trick_lead,
+    wins_game,
+)
+from truc_env.game.rules import Rules
+from truc_env.io.checks import check_action
+
+CHANCE = -1
+TERMINAL = -4
+
+# history entry kinds (third field): who/what a chance event was about
+DEAL_DRAW = -2
+FIRST_DEALER = -3
+
+ENVIDO_VALUES = {"envido": 2, "real_envido": 3}
+
+
+@cache
+def _winner(counts: tuple, first: int, tie_rule: str, all_tied: int) -> int:
+    """Index of the side that wins with these trick counts, or -1 for nobody (docs/rules.md §0)."""
+    best = max(counts)
+    if best == 0:
+        return all_tied
+    top = [i for i, c in enumerate(counts) if c == best]
+    if len(top) == 1:
+        return top[0]
+    return first if (tie_rule == "earliest" and first in top) else -1
+
+
+@cache
+def possible_winners(counts: tuple, first: int, remaining: int, tie_rule: str, all_tied: int) -> frozenset:
+    """Every hand winner still reachable by some result of the remaining tricks."""
+    if remaining == 0:
+        return frozenset((_winner(counts, first, tie_rule, all_tied),))
+    out = set(possible_winners(counts, first, remaining - 1, tie_rule, all_tied))
+    for i in range(len(counts)):
+        more = counts[:i] + (counts[i] + 1,) + counts[i + 1:]
+        out |= possible_winners(more, first if first >= 0 else i, remaining - 1, tie_rule, all_tied)
+    return frozenset(out)
+
+
+def flor_points(cards, family) -> int:
+    """20 + the three pip values of a flor (10-12 count 0), docs/rules.md §6."""
+    return 20 + sum(int(r) if int(r) <= 7 else 0 for r in (family.rank_of(c) for c in cards))
+
+
+def envido_points(cards, family) -> int:
+    """20 + the two highest pips of two cards of one suit (10-12 count 0), else the highest pip."""
+    pips: dict[str, list[int]] = {}
+    for c in cards:
+        rank = family.rank_of(c)
+        pip = int(rank) if int(rank) <= 7 else 0
+        pips.setdefault(family.suit_of(c), []).append(pip)
+    best = 0
+    for values in pips.values():
+        values.sort(reverse=True)
+        best = max(best, 20 + values[0] + values[1] if len(values) >= 2 else values[0])
+    return best
+
+
+class State:
+    """One game (or hand) of a Truc variant. Small and primitive: cheap to clone and pickle."""
+
+    __slots__ = (
+        "rules", "L", "episode", "score", "start_score", "dealer", "game_over", "winner", "phase",
+        "hand_points", "last_hand_points", "hands_completed", "history", "hand_log",
+        # deal
+        "hands", "dealt_hands", "dealt", "drawn", "deal_seq", "vira", "strength", "redeal_used", "old_hands",
+        "deal_order",
+        # tricks
+        "active", "leader", "turn", "trick", "trick_no", "trick_winners", "trick_leaders", "play_started",
+        "played", "withdrawn",
+        # stakes and calls
+        "level", "raises", "last_raiser_side", "all_in_called", "all_in_accepted", "special",
+        "eleven_seat", "call_kind", "call_caller", "call_queue", "call_level", "resigned",
+        # envido and flor
+        "env_calls", "env_caller", "env_queue", "env_done", "env_result", "flor_seats", "flor_sides",
+        "flor_answerer", "flor_result",
+        # signals, instructions, put_4p
+        "signal_queue", "signals", "intercept_queue", "instruction", "pass_queue", "given", "discards",
+        "_legal",
+    )
+
+    def __init__(self, rules: Rules, episode: str = "game", dealer: int | None = None,
+                 score: list[int] | tuple[int, ...] | None = None):
+        if episode not in ("game", "hand"):
+            raise TrucError(f"episode must be 'game' or 'hand', got {episode!r}")
+        self.rules = rules
+        self.L = layout_of(rules)
+        self.episode = episode
+        n_sides = rules.n_sides
+        if score is None:
+            score = [0] * n_sides
+        if not isinstance(score, (list, tuple)):  # a scalar, a string or a mapping is no score
+            raise TrucError(f"score must be {n_sides} non-negative integers (one per side), got {score!r:.60}")
+        score = list(score)
+        if len(score) != n_sides or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in score):
+            raise TrucError(f"score must be {n_sides} non-negative integers (one per side), got {score!r}")
+        if any(s >= rules.target for s in score):
+            raise TrucError(f"score {score} already reaches the target {rules.target}")
+        self.score = score
+        self.start_score = tuple(score)
+        self.game_over = False
+        self.winner = -1
+        self.hand_points = [0] * n_sides
+        self.last_hand_points = [0] * n_sides
+        self.hands_completed = 0
+        self.history: list[tuple[int, int, int]] = []
+        self.hand_log: list[dict] = []
+        self._legal = None
+        if dealer is None:
+            dealer = rules.first_dealer
+        if dealer == "random":
+            self.dealer = -1
+            self.phase = "dealer"
+            self._reset_hand_fields()
+        else:
+            if not (isinstance(dealer, int) and 0 <= dealer < rules.players):
+                raise TrucError(f"dealer must be a seat in 0..{rules.players - 1}, got {dealer!r}")
+            self.dealer = dealer
+            self._begin_hand()
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def n(self) -> int:
+        return self.rules.players
+
+    def current_player(self) -> int:
+        """The seat to act, :data:`CHANCE`, or :data:`TERMINAL`."""
+        ph = self.phase
+        if ph == "turn":
+            return self.turn
+        if ph in ("deal", "intercept", "dealer"):
+            return CHANCE
+        if ph == "terminal":
+            return TERMINAL
+        if ph == "envido":
+            return self.env_queue[0]
+        if ph == "answer":
+            return self.call_queue[0]
+        if ph == "flor":
+            return self.flor_answerer
+        if ph == "signal":
+            return self.signal_queue[0]
+        if ph == "instruct":
+            return self.governor(self.turn)
+        if ph == "eleven":
+            return self.eleven_seat
+        if ph in ("give", "discard"):
+            return self.pass_queue[0]
+        raise AssertionError(ph)
+
+    def is_chance_node(self) -> bool:
+        return self.phase in ("deal", "intercept", "dealer")
+
+    def is_terminal(self) -> bool:
+        return self.phase == "terminal"
+
+    @property
+    def hand_over(self) -> bool:
+        """True when the last hand begun has ended (the state then waits at the next deal or is terminal)."""
+        return self.phase == "terminal" or (self.hands_completed > 0 and self.phase == "deal" and not self.dealt)
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """(outcome, probability) pairs at a chance node."""
+        ph = self.phase
+        if ph == "deal":
+            drawn = self.drawn
+            left = [c for c in self.rules.deck if c not in drawn]
+            p = 1.0 / len(left)
+            return [(c, p) for c in left]
+        if ph == "intercept":
+            q = self.rules.signals.intercept
+            return [(0, 1.0 - q), (1, q)]
+        if ph == "dealer":
+            return [(s, 1.0 / self.n) for s in range(self.n)]
+        raise TrucError(f"not a chance node (phase {ph!r})")
+
+    def legal_actions(self) -> list[int]:
+        """Sorted legal action ids of the actor (empty at chance and terminal nodes)."""
+        if self._legal is None:
+            self._legal = self._compute_legal()
+        return list(self._legal)  # a copy: callers may not corrupt the cache
+
+    def apply_action(self, action: int) -> None:
+        """Apply a decision or a chance outcome; an illegal one raises IllegalActionError.
+
+        Only integers (Python or numpy) are actions: a bool, float or string is refused rather
+        than truncated or parsed, so ``2.7`` cannot silently play action 2.
+        """
+        if type(action) is not int:  # the shared contract (truc_env.io.checks); texts: string_to_action()
+            action = check_action(action)
+        ph = self.phase
+        if ph == "deal":
+            self._draw(action)
+            self._legal = None
+            return
+        if ph == "terminal":
+            raise IllegalActionError("the game is over: no action is legal")
+        if ph in ("intercept", "dealer"):
+            self._apply_chance(action)
+            return
+        if self._legal is None:
+            self._legal = self._compute_legal()
+        if action not in self._legal:
+            seat = self.current_player()
+            raise IllegalActionError(
+                f"seat {seat} cannot {self._describe(action)!r} now; legal: "
+                + ", ".join(self.L.to_string(a) for a in self.legal_actions()))
+        self._legal = None
+        self.history.append((self.current_player(), action, 0))
+        self._apply(action)
+
+    def deal(self, cards) -> None:
+        """Apply the next deal draws at once, in draw order: the same state as applying each card with
+        :meth:`apply_action` (the same history entries), in one call. Nothing is applied if any card
+        is not an undrawn card of the deck or there are more cards than draws left in this deal."""
+        if self.phase != "deal":
+            raise IllegalActionError(f"not dealing now (phase {self.phase!r}): no card can be dealt")
+        cards = [c if type(c) is int else check_action(c) for c in cards]
+        seq = self.deal_seq
+        if len(cards) > len(seq):
+            raise IllegalActionError(f"{len(cards)} cards given for the {len(seq)} draws left of this deal")
+        drawn, strength = self.drawn, self.rules.base_strength
+        if (len(set(cards)) < len(cards) or not drawn.isdisjoint(cards)
+                or any(not 0 <= c < len(strength) or strength[c] < 0 for c in cards)):
+            for k, card in enumerate(cards):  # name the first card that is not left in the deck
+                self._check_card(card, drawn.union(cards[:k]))
+        dealt, history, deal_order, hands = self.dealt, self.history, self.deal_order, self.hands
+        for card in cards:  # _draw's work, card after card
+            drawn.add(card)
+            dealt.append(card)
+            history.append((CHANCE, card, DEAL_DRAW))
+            target = seq.pop()
+            deal_order.append(target)
+            if target >= 0:
+                hands[target].append(card)
+            else:
+                self.vira = card
+                self.strength = self.rules.strength_with_vira(card)
+        if not seq:
+            self._after_deal()
+        self._legal = None
+
+    @property
+    def draws_left(self) -> int:
+        """The deal draws still to come in this deal (0 when not dealing)."""
+        return len(self.deal_seq) if self.phase == "deal" else 0
+
+    def returns(self) -> list[float]:
+        """Zero-sum points per seat accumulated since the start of the episode."""
+        gained = [s - s0 for s, s0 in zip(self.score, self.start_score)]
+        side_ret = zero_sum(gained)
+        return [side_ret[self.rules.side(s)] for s in range(self.n)]
+
+    _COPY_LISTS = ("score", "hand_points", "last_hand_points", "history", "dealt", "deal_seq", "deal_order", "trick",
+                   "played",
+                   "trick_winners", "trick_leaders", "call_queue", "resigned", "env_calls", "env_queue",
+                   "flor_seats", "flor_sides", "signal_queue", "intercept_queue", "pass_queue", "given", "discards")
+
+    # how clone copies each slot that is not shared (immutable values and the Rules are shared)
+    _COPY_NESTED = {"hands": "[list(h) for h in self.hands]", "dealt_hands": "[list(h) for h in self.dealt_hands]",
+                    "old_hands": "[[list(h) for h in hs] for hs in self.old_hands]",
+                    "signals": "[list(x) for x in self.signals]", "drawn": "set(self.drawn)",
+                    "hand_log": "[dict(h) for h in self.hand_log]"}
+
+    def clone(self) -> State:
+        """An independent copy (the solvers clone millions of states: see :func:`_make_clone`)."""
+        return _clone(self)
+
+    def hand_facts(self, hand: int = -1) -> dict:
+        """What happened at the table in one hand (index into ``hand_log``; -1: the last begun).
+
+        ``deal_order``: the seat each card of ``dealt`` went to, in draw order (-1: the vira);
+        ``played``: ``(trick, seat, card)`` of every card put on the table, in order (a card withdrawn
+        by a resignation stays: every seat saw it played); ``trick_winners``: the seat that won each
+        finished trick (-1: tied); ``withdrawn``: the plays taken back by put_n resignations.
+        """
+        if hand < 0:
+            hand += len(self.hand_log)
+        if hand == len(self.hand_log) - 1 or hand < 0:
+            facts = (self.deal_order, self.played, self.trick_winners, self.withdrawn)
+        else:
+            facts = self.hand_log[hand]["facts"]
+        return dict(zip(("deal_order", "played", "trick_winners", "withdrawn"), facts))
+
+    def action_to_string(self, action: int) -> str:
+        return self.L.to_string(action)
+
+    def string_to_action(self, text: str) -> int:
+        return self.L.from_string(text)
+
+    # ------------------------------------------------------------------ seats
+    def governor(self, seat: int) -> int:
+        """The governor of a seat's side: the dealer for his side, seat d+1 for the other (Le Truc)."""
+        d = self.dealer
+        return d if self.rules.side(seat) == self.rules.side(d) else (d + 1) % self.n
+
+    def partner(self, seat: int) -> int:
+        return self.rules.partner(seat)
+
+    def next_active(self, seat: int) -> int:
+        n, active = self.n, self.active
+        for k in range(1, n + 1):
+            s = (seat + k) % n
+            if s in active:
+                return s
+        raise AssertionError("no active seat")
+
+    def _opponents_after(self, seat: int) -> list[int]:
+        side = self.rules.side
+        my = side(seat)
+        return [s for s in ((seat + k) % self.n for k in range(1, self.n)) if s in self.active and side(s) != my]
+
+    def _answerers(self, seat: int) -> list[int]:
+        if self.rules.governors:
+            return [self.governor((seat + 1) % self.n)]
+        return self._opponents_after(seat)
+
+    def held(self, seat: int) -> list[int]:
+        return [c for c in self.hands[seat] if c >= 0]
+
+    # ------------------------------------------------------------------ hand set-up
+    def _reset_hand_fields(self) -> None:
+        r = self.rules
+        n = r.players
+        self.hands = [[] for _ in range(n)]
+        self.dealt_hands = [[] for _ in range(n)]
+        self.dealt = []
+        self.drawn = set()
+        self.deal_seq = []
+        self.vira = -1
+        self.strength = r.base_strength
+        self.redeal_used = False
+        self.old_hands = []
+        self.deal_order = []
+        self.active = tuple(range(n))
+        self.leader = 0
+        self.turn = 0
+        self.trick = []
+        self.trick_no = 0
+        self.trick_winners = []
+        self.trick_leaders = []
+        self.played = []
+        self.withdrawn = ()
+        self.play_started = False
+        self.level = 0
+        self.raises = 0
+        self.last_raiser_side = -1
+        self.all_in_called = False
+        self.all_in_accepted = False
+        self.special = ""
+        self.eleven_seat = -1
+        self.call_kind = ""
+        self.call_caller = -1
+        self.call_queue = []
+        self.call_level = 0
+        self.resigned = []
+        self.env_calls = []
+        self.env_caller = -1
+        self.env_queue = []
+        self.env_done = False
+        self.env_result = None
+        self.flor_seats = []
+        self.flor_sides = []  # sides whose flor is settled (sung, or answered "con flor")
+        self.flor_answerer = -1
+        self.flor_result = None
+        self.signal_queue = []
+        self.signals = []
+        self.intercept_queue = []
+        self.instruction = -1
+        self.pass_queue = []
+        self.given = [-1] * n
+        self.discards = [-1] * n
+        self.hand_points = [0] * r.n_sides
+
+    def _begin_hand(self) -> None:
+        self._reset_hand_fields()
+        self.hand_log.append({"dealer": self.dealer, "score": list(self.score), "start": len(self.history)})
+        self._queue_deal()
+
+    def _queue_deal(self) -> None:
+        r, n, d = self.rules, self.rules.players, self.dealer
+        self.hands = [[] for _ in range(n)]
+        self.deal_seq = [(d + 1 + i) % n for i in range(r.hand_size * n)]
+        if r.vira and not self.redeal_used:
+            self.deal_seq.append(-1)
+        self.deal_seq.reverse()  # popped from the end
+        self.phase = "deal"
+        self._legal = None
+
+    def _check_card(self, card: int, drawn) -> None:
+        if card in drawn or not (0 <= card < len(self.strength)) or self.rules.base_strength[card] < 0:
+            raise IllegalActionError(f"chance outcome {card} is not a card left in the deck")
+
+    def _draw(self, outcome: int) -> None:
+        """One deal draw: the card goes to the next seat of the deal sequence (or is turned: the vira)."""
+        self._check_card(outcome, self.drawn)
+        self.drawn.add(outcome)
+        self.dealt.append(outcome)
+        self.history.append((CHANCE, outcome, DEAL_DRAW))
+        target = self.deal_seq.pop()
+        self.deal_order.append(target)
+        if target >= 0:
+            self.hands[target].append(outcome)
+        else:
+            self.vira = outcome
+            self.strength = self.rules.strength_with_vira(outcome)
+        if not self.deal_seq:
+            self._after_deal()
+
+    def _apply_chance(self, outcome: int) -> None:
+        ph = self.phase
+        if ph == "deal":
+            self._draw(outcome)
+        elif ph == "intercept":
+            if outcome not in (0, 1):
+                raise IllegalActionError(f"interception outcome must be 0 (unseen) or 1 (seen), got {outcome}")
+            seat = self.intercept_queue.pop(0)
+            self.history.append((CHANCE, outcome, seat))
+            if outcome:
+                self.signals[-1][3] |= 1 << seat
+            if not self.intercept_queue:
+                self._next_signal()
+        else:  # first dealer
+            if not 0 <= outcome < self.n:
+                raise IllegalActionError(f"first dealer must be a seat in 0..{self.n - 1}, got {outcome}")
+            self.history.append((CHANCE, outcome, FIRST_DEALER))
+            self.dealer = outcome
+            self._begin_hand()
+        self._legal = None
+
+    def _after_deal(self) -> None:
+        r, d, n = self.rules, self.dealer, self.rules.players
+        self.dealt_hands = [list(h) for h in self.hands]
+        self.leader = self.turn = next_seat(d, n)
+        if r.put_pass:
+            self.pass_queue = [next_seat(d, n), d]
+            self.phase = "give"
+            return
+        special = special_hand(r.eleven, self.redeal_used, self.score[0], self.score[1], r.eleven_score)
+        if special == IRON:
+            self.special = "iron"
+            self.hand_log[-1]["special"] = "iron"
+        elif special == ELEVEN:
+            self.eleven_seat = eleven_seat(self.leader, n, self.score[0], r.eleven_score)
+            self.hand_log[-1].update(special="eleven", eleven_seat=self.eleven_seat)
+            self.phase = "eleven"
+            return
+        self._begin_play()
+
+    def _begin_play(self) -> None:
+        if self.rules.signals.mode != "none" and self.special != "iron":
+            self._open_signal_round(self.leader)
+        else:
+            self._to_turn(self.leader)
+
+    def _open_signal_round(self, first: int) -> None:
+        n = self.n
+        order = [(first + k) % n for k in range(n)]
+        if self.rules.signals.governor_partners_only:
+            gov_partners = {self.partner(self.dealer), self.partner((self.dealer + 1) % n)}
+            order = [s for s in order if s in gov_partners]
+        self.signal_queue = order
+        self.phase = "signal"
+
+    def _next_signal(self) -> None:
+        if self.signal_queue:
+            self.phase = "signal"
+        else:
+            self._to_turn(self.leader)
+
+    def _to_turn(self, seat: int) -> None:
+        self.turn = seat
+        r = self.rules
+        if (r.instructions and self.instruction < 0 and seat != self.governor(seat)
+                and len(self.held(seat)) > 1):
+            self.phase = "instruct"
+        else:
+            self.phase = "turn"
+
+    # ------------------------------------------------------------------ legal actions
+    def _compute_legal(self) -> list[int]:
+        ph = self.phase
+        L = self.L
+        if ph == "turn":
+            return self._turn_legal()
+        if ph in ("deal", "intercept", "dealer", "terminal"):
+            return []
+        if ph == "envido":
+            return self._envido_answer_legal()
+        if ph == "flor":
+            return sorted([L.ACCEPT, L.REFUSE])
+        if ph == "answer":
+            if self._must_sing(self.call_queue[0]):  # flor is sung before answering a truco
+                return [L.FLOR]
+            acts = [L.ACCEPT, L.REFUSE]
+            if self.call_kind == "raise" and self._may_counter():
+                acts.append(L.RAISE)
+            if self._envido_open_for_answer(self.call_queue[0]):
+                acts += L.ENVIDO.values()
+            return sorted(acts)
+        if ph == "eleven":
+            return sorted([L.ACCEPT, L.REFUSE])
+        if ph == "signal":
+            return self._signal_legal(self.signal_queue[0])
+        if ph == "instruct":
+            return list(range(L.instruct, L.instruct + len(L.instruct_tokens)))
+        if ph == "give":
+            hand = self.held(self.pass_queue[0])
+            top = max(self.strength[c] for c in hand)
+            return sorted(L.give + L.card_index[c] for c in hand if self.strength[c] == top)
+        if ph == "discard":
+            return sorted(L.discard + L.card_index[c] for c in self.held(self.pass_queue[0]))
+        raise AssertionError(ph)
+
+    def _turn_legal(self) -> list[int]:
+        r, L, s = self.rules, self.L, self.turn
+        if self._must_sing(s):  # flor is compulsory: sing it (or fold) before anything else
+            return sorted([L.FLOR] + ([L.FOLD] if r.fold else []))
+        if self.special == "iron" and r.blind:
+            acts = [L.slot + i for i, c in enumerate(self.hands[s]) if c >= 0]
+        else:
+            acts = [L.play + L.card_index[c] for c in self._playable(s)]
+        special, side = self.special != "", r.side(s)
+        budget = raise_budget(self.raises, _cap(r.max_raises), 0)
+        if may_raise(self.level, r.ladder_top, special, self.all_in_accepted, self.last_raiser_side, side, budget):
+            acts.append(L.RAISE)
+        if may_all_in(r.all_in is not None, self.all_in_called, special, self.last_raiser_side, side, budget):
+            acts.append(L.ALL_IN)
+        if r.fold:
+            acts.append(L.FOLD)
+        # r.redeal first only to skip building the arguments where the variant has no redeal
+        if r.redeal and may_redeal(r.redeal, self.redeal_used, self.play_started, s, next_seat(self.dealer, self.n),
+                                   self.n, len(r.deck) - len(self.drawn), r.hand_size):
+            acts.append(L.REDEAL)
+        if r.envido and self._envido_open_at_turn(s):
+            acts += L.ENVIDO.values()
+        acts.sort()
+        return acts
+
+    def _playable(self, seat: int) -> list[int]:
+        hand = self.held(seat)
+        ins = self.instruction
+        if ins <= 0 or len(hand) <= 1:
+            return hand
+        token = self.L.instruct_tokens[ins]
+        strength = self.strength
+        if token == "high":
+            top = max(strength[c] for c in hand)
+            return [c for c in hand if strength[c] == top]
+        if token == "low":
+            low = min(strength[c] for c in hand)
+            return [c for c in hand if strength[c] == low]
+        fam = self.rules.family
+        same = [c for c in hand if fam.rank_of(c) == token]
+        return same or hand
+
+    def _may_counter(self) -> bool:
+        r = self.rules
+        return may_counter(r.counter_raise, self.call_level, r.ladder_top, raise_budget(self.raises, _cap(r.max_raises), 1))
+
+    def _has_played_this_hand(self, seat: int) -> bool:
+        return any(s == seat for s, _ in self.trick)
+
+    def _envido_open(self) -> bool:
+        return (self.rules.envido and not self.env_done and self.trick_no == 0
+                and self.level == 0 and not self.flor_seats)
+
+    def _envido_open_at_turn(self, seat: int) -> bool:
+        return self._envido_open() and not self._has_played_this_hand(seat)
+
+    def _envido_open_for_answer(self, seat: int) -> bool:
+        # "envido goes first": the answer to the first truco, in the first trick
+        return self.call_kind == "raise" and self.call_level == 1 and self._envido_open()
+
+    def _has_flor(self, seat: int) -> bool:
+        cards = self.dealt_hands[seat]
+        return len(cards) == 3 and len({self.rules.family.suit_of(c) for c in cards}) == 1
+
+    def _must_sing(self, seat: int) -> bool:
+        """A flor holder whose side's flor is not settled yet, in the first trick (docs/rules.md §6)."""
+        return (self.rules.flor and self.trick_no == 0 and self.rules.side(seat) not in self.flor_sides
+                and not self._has_played_this_hand(seat) and self._has_flor(seat))
+
+    def _envido_answer_legal(self) -> list[int]:
+        L, chain = self.L, self.env_calls
+        if self._must_sing(self.env_queue[0]):  # a flor holder never answers an envido
+            return [L.FLOR]
+        acts = [L.ACCEPT, L.REFUSE]
+        last = chain[-1]
+        if last == "envido":
+            if chain.count("envido") < 2:
+                acts.append(L.ENVIDO["envido"])
+            acts += [L.ENVIDO["real_envido"], L.ENVIDO["falta_envido"]]
+        elif last == "real_envido":
+            acts.append(L.ENVIDO["falta_envido"])
+        return sorted(acts)
+
+    def _signal_legal(self, seat: int) -> list[int]:
+        L, sig = self.L, self.rules.signals
+        base = L.signal
+        tokens = L.signal_tokens
+        if sig.mode == "free" or not sig.truthful:
+            return list(range(base, base + len(tokens)))
+        return [base] + [base + i for i in range(1, len(tokens)) if self._signal_true(seat, tokens[i])]
+
+    def _signal_true(self, seat: int, token: str) -> bool:
+        """Does the token describe a card the seat still holds? (truthful card / señas modes)."""
+        fam = self.rules.family
+        hand = self.held(seat)
+        if self.rules.signals.mode == "card":
+            return any(fam.rank_of(c) == token for c in hand)
+        return any(token in self.senas_of(c) for c in hand)
+
+    def senas_of(self, card: int) -> tuple:
+        """The seña names that truthfully describe a card in this hand."""
+        return self.rules.senas_of(card, self.vira)
+
+    # ------------------------------------------------------------------ applying decisions
+    def _describe(self, action: int) -> str:
+        try:
+            return self.L.to_string(action)
+        except TrucError:
+            return f"action {action}"
+
+    def _apply(self, a: int) -> None:
+        L, ph = self.L, self.phase
+        seat = self.current_player()
+        if ph == "envido":
+            self._apply_envido_answer(seat, a)
+        elif ph == "flor":
+            self._apply_flor_answer(seat, a)
+        elif ph == "turn":
+            self._apply_turn(seat, a)
+        elif ph == "answer":
+            self._apply_answer(seat, a)
+        elif ph == "signal":
+            self._apply_signal(seat, a)
+        elif ph == "instruct":
+            self.instruction = a - L.instruct
+            self.phase = "turn"
+        elif ph == "eleven":
+            if a == L.ACCEPT:
+                self.special = "eleven"
+                self._begin_play()
+            else:
+                self._score(1 - self.rules.side(seat), self.rules.ladder[0])
+                self._end_hand()
+        elif ph == "give":
+            card = self.L.deck[a - L.give]
+            self.pass_queue.pop(0)
+            self._remove(seat, card)
+            receiver = self.partner(seat)
+            self.hands[receiver].append(card)
+            self.given[receiver] = card
+            if not self.pass_queue:
+                d = self.dealer
+                self.pass_queue = [self.partner(d), self.partner((d + 1) % 4)]
+                self.phase = "discard"
+        elif ph == "discard":
+            card = self.L.deck[a - L.discard]
+            self.pass_queue.pop(0)
+            self._remove(seat, card)
+            self.discards[seat] = card
+            if not self.pass_queue:
+                d = self.dealer
+                self.active = (self.partner(d), self.partner((d + 1) % 4))
+                self.leader = self.active[1]
+                self._begin_play()
+
+    def _remove(self, seat: int, card: int) -> None:
+        hand = self.hands[seat]
+        hand[hand.index(card)] = -1
+
+    def _apply_turn(self, seat: int, a: int) -> None:
+        L, r = self.L, self.rules
+        if a < L.play + len(L.deck) and a >= L.play:
+            self.play_started = True
+            self._play(seat, L.deck[a - L.play])
+        elif L.slot >= 0 and L.slot <= a < L.slot + r.hand_size:
+            self.play_started = True
+            self._play(seat, self.hands[seat][a - L.slot])
+        elif a == L.RAISE:
+            self.play_started = True
+            self._open_call("raise", seat, self.level + 1)
+        elif a == L.ALL_IN:
+            self.play_started = True
+            self.all_in_called = True
+            # put_n: every other player still in answers, in order after the caller
+            queue = [self.next_active_from(seat, k) for k in range(1, len(self.active))] if r.put_n else None
+            self._open_call(r.all_in, seat, self.level, queue)
+        elif a == L.FOLD:
+            self._score(1 - r.side(seat), self._hand_value(1 - r.side(seat)))
+            self._end_hand()
+        elif a == L.REDEAL:
+            self.redeal_used = True
+            self._open_call("redeal", seat, self.level, [self.dealer])
+        elif a in L.ENVIDO.values():
+            self.play_started = True
+            self._open_envido(seat, L.to_string(a))
+        elif a == L.FLOR:
+            self._announce_flor(seat)
+
+    def next_active_from(self, seat: int, k: int) -> int:
+        for _ in range(k):
+            seat = self.next_active(seat)
+        return seat
+
+    def _open_call(self, kind: str, caller: int, level: int, queue: list[int] | None = None) -> None:
+        self.call_kind = kind
+        self.call_caller = caller
+        self.call_level = level
+        self.call_queue = queue if queue is not None else self._answerers(caller)
+        self.phase = "answer"
+
+    def _close_call(self) -> None:
+        self.call_kind = ""
+        self.call_caller = -1
+        self.call_queue = []
+        self.phase = "turn"
+
+    def _apply_answer(self, seat: int, a: int) -> None:
+        L, r = self.L, self.rules
+        kind, caller = self.call_kind, self.call_caller
+        if a == L.FLOR:  # sung before answering; the truco question then resumes at him
+            self._announce_flor(seat)
+            return
+        if a in L.ENVIDO.values():  # envido goes first; the truco question waits
+            self._open_envido(seat, L.to_string(a))
+            return
+        if kind == "redeal":
+            self._close_call()
+            if a == L.ACCEPT:
+                self.old_hands.append([list(h) for h in self.hands])
+                self._queue_deal()
+            return
+        if r.put_n:
+            self.call_queue.pop(0)
+            if a == L.REFUSE:
+                self.resigned.append(seat)
+            if not self.call_queue:
+                self._settle_put_n(caller)
+            return
+        if a == L.ACCEPT:
+            self._accept_call(kind, caller)
+            self._close_call()
+        elif a == L.REFUSE:
+            self.call_queue.pop(0)
+            if not self.call_queue:
+                self._score(r.side(caller), r.ladder[self.level])
+                self._end_hand()
+        else:  # counter-raise: accepts the pending step and asks the counter-raiser's opponents
+            self._accept_call(kind, caller)
+            self._open_call("raise", seat, self.level + 1)
+
+    def _accept_call(self, kind: str, caller: int) -> None:
+        if kind == "raise":
+            self.level = self.call_level
+        else:
+            self.all_in_accepted = True
+        self.raises += 1
+        self.last_raiser_side = self.rules.side(caller)
+
+    def _settle_put_n(self, caller: int) -> None:
+        out = set(self.resigned)
+        self.active = tuple(s for s in self.active if s not in out)
+        self.trick = [(s, c) for s, c in self.trick if s not in out]
+        if self.leader in out:
+            self.leader = self.next_active(self.leader)
+        self._close_call()
+        if len(self.active) == 1:
+            self._score(caller, self.rules.ladder[0])
+            self._end_hand()
+            return
+        # the resigned seats take their cards of this trick back (when the hand goes on)
+        self.withdrawn = tuple(p for p in self.played if p[0] == self.trick_no and p[1] in out)
+        self.all_in_accepted = True
+        self.raises += 1
+        self.last_raiser_side = caller
+        if self.trick_winners:  # resignations can decide the hand at once
+            self._end_if_decided()
+
+    def _play(self, seat: int, card: int) -> None:
+        self._remove(seat, card)
+        self.trick.append((seat, card))
+        self.played.append((self.trick_no, seat, card))
+        self.instruction = -1
+        strength, side = self.strength, self.rules.side
+        best = winner = winner_side = -1
+        for s, c in self.trick:
+            best, winner, winner_side = trick_lead(best, winner, winner_side, strength[c], s, side(s))
+        if len(self.trick) < len(self.active):
+            # the rest of the trick is the winner's partners: the trick is his whatever they play
+            rest = [s for s in self.active if s not in {t for t, _ in self.trick}]
+            if winner < 0 or any(side(s) != side(winner) for s in rest) or not self._decided_if(winner):
+                self._to_turn(self.next_active(seat))
+                return
+        self.trick_winners.append(winner)
+        self.trick_leaders.append(self.leader)
+        if self._end_if_decided():
+            return
+        self.trick_no += 1
+        self.trick = []
+        if winner >= 0:
+            self.leader = winner
+        if self.leader not in self.active:
+            self.leader = self.next_active(self.leader)
+        sig = self.rules.signals
+        if sig.mode != "none" and sig.timing == "every_trick" and self.special != "iron":
+            self._open_signal_round(self.leader)
+        else:
+            self._to_turn(self.leader)
+
+    def _end_if_decided(self) -> bool:
+        """Score and end the hand if no remaining trick can change its winner."""
+        winner = self._decided_winner()
+        if winner is None:
+            return False
+        if winner >= 0:
+            self._score(winner, self._hand_value(winner))
+        self._end_hand()
+        return True
+
+    def _decided_if(self, trick_winner: int) -> bool:
+        """Would this trick's result, as it stands, decide the hand?"""
+        self.trick_winners.append(trick_winner)
+        self.trick_leaders.append(self.leader)
+        decided = self._decided_winner() is not None
+        self.trick_winners.pop()
+        self.trick_leaders.pop()
+        return decided
+
+    def _decided_winner(self) -> int | None:
+        """The winning side (-1 for nobody) once no remaining trick can change it, else None."""
+        r = self.rules
+        sides = sorted({r.side(s) for s in self.active})
+        index = {sd: i for i, sd in enumerate(sides)}
+        counts = [0] * len(sides)
+        first = -1
+        for w in self.trick_winners:
+            if w >= 0 and w in self.active:
+                i = index[r.side(w)]
+                counts[i] += 1
+                if first < 0:
+                    first = i
+        if r.all_tied == "leader":
+            tied = index.get(r.side(self.trick_leaders[0]), -1)
+        elif r.all_tied == "dealer":
+            tied = index.get(r.side(self.dealer), -1)
+        else:
+            tied = -1
+        remaining = r.hand_size - len(self.trick_winners)
+        possible = possible_winners(tuple(counts), first, remaining, r.tie_rule, tied)
+        if len(possible) > 1:
+            return None
+        (w,) = possible
+        return sides[w] if w >= 0 else -1
+
+    def _hand_value(self, side: int) -> int:
+        r = self.rules
+        if r.put_n and self.all_in_accepted and not self.special:  # put_n after a put: the still-in count
+            return put_n_value(len(self.active))
+        return hand_value(r.ladder[self.level], self.special == "eleven", self.special == "iron", r.eleven_value,
+                          r.ladder[0], self.all_in_accepted, r.target - self.score[side])
+
+    # ------------------------------------------------------------------ envido and flor
+    def _open_envido(self, seat: int, call: str) -> None:
+        self.env_calls.append(call)
+        self.env_caller = seat
+        self.env_queue = self._opponents_after(seat)
+        self.phase = "envido"
+
+    def _apply_envido_answer(self, seat: int, a: int) -> None:
+        L = self.L
+        if a == L.ACCEPT:
+            self._settle_envido(accepted=True)
+        elif a == L.REFUSE:
+            self.env_queue.pop(0)
+            if not self.env_queue:
+                self._settle_envido(accepted=False)
+        elif a == L.FLOR:  # the pending envido is cancelled and scores nothing
+            self.env_queue = []
+            self.env_calls = []
+            self._announce_flor(seat)
+        else:
+            self._open_envido(seat, L.to_string(a))
+
+    def _envido_value(self, chain: list[str]) -> int:
+        if "falta_envido" in chain:
+            return self.rules.target - max(self.score)
+        return sum(ENVIDO_VALUES[c] for c in chain)
+
+    def _settle_envido(self, accepted: bool) -> None:
+        r, chain = self.rules, self.env_calls
+        self.env_queue = []
+        self.env_done = True
+        if accepted:
+            order = [(self.dealer + 1 + k) % self.n for k in range(self.n)]
+            pts = {s: envido_points(self.dealt_hands[s], r.family) for s in order}
+            best = max(pts.values())
+            holder = next(s for s in order if pts[s] == best)  # ties go to the seat nearer the mano
+            self.env_result = (holder, best)
+            # announced right after the history entry that accepted it
+            self.hand_log[-1].setdefault("envido", []).append((len(self.history) - 1, holder, best))
+            self._score(r.side(holder), self._envido_value(chain))
+        else:
+            before = self._envido_value(chain[:-1]) if len(chain) > 1 else 1
+            self._score(r.side(self.env_caller), max(1, before))
+        self._resume_after_calls()
+
+    def _announce_flor(self, seat: int) -> None:
+        r = self.rules
+        self.flor_seats.append(seat)
+        self.flor_sides.append(r.side(seat))
+        self.env_done = True
+        # an opposing flor answers this one instead of being sung (the first holder in play order)
+        rivals = [s for s in self._opponents_after(seat) if self._must_sing(s)]
+        if rivals:
+            self.flor_answerer = rivals[0]
+            self.phase = "flor"
+            return
+        self._score(r.side(seat), 3)
+        self._resume_after_calls()
+
+    def _apply_flor_answer(self, seat: int, a: int) -> None:
+        r = self.rules
+        self.flor_sides.append(r.side(seat))
+        self.flor_answerer = -1
+        if a == self.L.ACCEPT:  # "con flor quiero": 4 to the better flor, ties nearer the mano
+            order = [(self.dealer + 1 + k) % self.n for k in range(self.n)]
+            pts = {s: flor_points(self.dealt_hands[s], r.family) for s in order if self._has_flor(s)}
+            best = max(pts.values())
+            holder = next(s for s in pts if pts[s] == best)
+            self.flor_result = (holder, best)
+            self.hand_log[-1].setdefault("flor", []).append((len(self.history) - 1, holder, best))
+            self._score(r.side(holder), 4)
+        else:  # "con flor me achico": 3 to the first flor's side
+            self._score(r.side(self.flor_seats[-1]), 3)
+        self._resume_after_calls()
+
+    def _resume_after_calls(self) -> None:
+        if self.game_over:
+            self._end_hand()
+        elif self.call_kind:
+            self.phase = "answer"
+        else:
+            self.phase = "turn"
+
+    # ------------------------------------------------------------------ signals
+    def _apply_signal(self, seat: int, a: int) -> None:
+        r, n = self.rules, self.n
+        self.signal_queue.pop(0)
+        opponents = [(seat + k) % n for k in range(1, n) if r.side((seat + k) % n) != r.side(seat)]
+        q = r.signals.intercept
+        seen = signal_audience(seat, self.partner(seat), n, q >= 1.0)
+        self.signals.append([seat, a - self.L.signal, self.trick_no, seen])
+        if 0.0 < q < 1.0:
+            self.intercept_queue = opponents
+            self.phase = "intercept"
+        else:
+            self._next_signal()
+
+    # ------------------------------------------------------------------ scoring
+    def _score(self, side: int, points: int) -> None:
+        if points <= 0:
+            return
+        self.score[side] += points
+        self.hand_points[side] += points
+        if wins_game(self.score[side], self.rules.target) and not self.game_over:
+            self.game_over = True
+            self.winner = side
+
+    def _end_hand(self) -> None:
+        self.last_hand_points = list(self.hand_points)
+        self.hands_completed += 1
+        log = self.hand_log[-1]
+        log["hand_points"] = list(self.hand_points)
+        log["end"] = len(self.history)
+        # the hand's facts outlive its fields, which the next deal resets
+        log["facts"] = (tuple(self.deal_order), tuple(self.played), tuple(self.trick_winners), self.withdrawn)
+        self.call_kind = ""
+        self.call_queue = []
+        self.env_queue = []
+        self.flor_answerer = -1
+        if self.game_over or self.episode == "hand":
+            self.phase = "terminal"
+        else:
+            self.dealer = next_seat(self.dealer, self.n)
+            self._begin_hand()
+        self._legal = None
+
+
+def _make_clone():
+    """``State.clone`` as one straight-line function over the slots, generated once from ``__slots__``:
+    a loop of getattr/setattr over 80 slots costs 3-4x more, and the tree builders clone millions."""
+    lines = ["def clone(self):", "    new = new_state(State)"]
+    for name in State.__slots__:
+        if name in State._COPY_NESTED:
+            value = State._COPY_NESTED[name]
+        elif name in State._COPY_LISTS:
+            value = f"list(self.{name})"
+        else:
+            value = f"self.{name}"
+        lines.append(f"    new.{name} = {value}")
+    lines.append("    return new")
+    scope = {"State": State, "new_state": object.__new__}
+    exec("\n".join(lines), scope)  # noqa: S102  (the text is built from the class's own slot names)
+    return scope["clone"]
+
+
+_clone = _make_clone()
+
+
+def _cap(max_raises: int | None) -> int:
+    """The raise cap as hand_rules takes it: -1 for none."""
+    return -1 if max_raises is None else max_raises
+
+
+def zero_sum(points: list[int]) -> list[float]:
+    """Per-side zero-sum rewards: own minus opponent (2 sides), own minus the mean (put_n)."""
+    if len(points) == 2:
+        return [float(points[0] - points[1]), float(points[1] - points[0])]
+    mean = sum(points) / len(points)
+    return [p - mean for p in points]
+
+
+def new_game(rules: Rules, episode: str = "game", dealer: int | None = None, score=None) -> State:
+    """A new game (or single hand) at its first chance node."""
+    return State(rules, episode=episode, dealer=dealer, score=score)
+
+
+def sample_chance(state: State, rng) -> int:
+    """Draw a chance outcome with the injected ``numpy.random.Generator``: a card uniformly from the
+    undrawn ones, any other outcome by its probability. The per-outcome draw of
+    ``truc_env.game.episode.Dealer``, which plays whole episodes (and deals duplicate deals by seed)."""
+    if state.phase == "deal":  # uniform over the undrawn cards, by rejection (no outcome list)
+        deck, drawn = state.rules.deck, state.drawn
+        while True:
+            card = deck[int(rng.integers(len(deck)))]
+            if card not in drawn:
+                return card
+    outcomes = state.chance_outcomes()
+    probs = [p for _, p in outcomes]
+    return outcomes[int(rng.choice(len(outcomes), p=probs))][0]
+
+
+def sample_deal(state: State, rng) -> list[int]:
+    """The rest of this deal's draws at once, for :meth:`State.deal`: the very cards that
+    :func:`sample_chance` would draw one at a time from the same ``rng`` (the same calls, in order)."""
+    deck, drawn = state.rules.deck, set(state.drawn)
+    integers, size = rng.integers, len(deck)
+    cards = []
+    for _ in range(state.draws_left):
+        card = deck[int(integers(size))]
+        while card in drawn:
+            card = deck[int(integers(size))]
+        drawn.add(card)
+        cards.append(card)
+    return cards

@@ -1,0 +1,173 @@
+"""The episode driver: chance, rewards and the loop from one decision to the next, defined once.
+
+Every place that plays an episode (the PettingZoo and Gymnasium envs, the vector env's loop fallback,
+the arena, the signals kit, the demo, PPO's rollouts) builds on this module:
+
+- :class:`Dealer` samples chance: ``Dealer(rules, rng)`` draws each card uniformly from the undrawn
+  ones; ``Dealer.shuffled(rules, rng)`` shuffles a deck order per hand from ``rng`` and deals down it;
+  ``Dealer.seeded(rules, deal_seed)`` takes each hand's deck order from ``(deal_seed, hand number)``
+  alone (duplicate deals: the same cards whoever sits where, whatever was played before). Other
+  chance (the first dealer, signal interception) is drawn by its probabilities from the stream.
+- :func:`win_rewards` is the ``"win"`` reward; :func:`side_rewards` its table per winning side.
+- :class:`Episode` steps a State through chance to the next decision and hands out each seat's
+  reward since it last asked: ``"points"`` as they are scored (the zero-sum change of
+  ``State.returns()``), ``"win"`` at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from truc_env.errors import TrucError
+from truc_env.game.engine import State, sample_chance, sample_deal
+from truc_env.game.rules import Rules
+
+REWARDS = ("points", "win")
+INTERCEPT_STREAM = 1 << 20  # a seeded dealer's non-deal chance stream: apart from every hand's deck
+
+
+class Dealer:
+    """Chance outcomes of one episode; see the module docstring for the three forms."""
+
+    def __init__(self, rules: Rules, rng: np.random.Generator,
+                 decks: Callable[[int], np.ndarray] | None = None):
+        self.rules = rules
+        self.rng = rng
+        self._decks = decks  # hand number -> deck order (indices into rules.deck); None: uniform draws
+        self.hand = -1
+        self.perm: np.ndarray | None = None  # this hand's deck order, as indices into rules.deck
+        self.order: list[int] = []  # the same as cards
+        self.pos = 0
+
+    @classmethod
+    def shuffled(cls, rules: Rules, rng: np.random.Generator) -> Dealer:
+        """A deck order per hand drawn from ``rng`` when the hand's deal begins (the batched kernel's way)."""
+        return cls(rules, rng, lambda hand: rng.permutation(len(rules.deck)))
+
+    @classmethod
+    def seeded(cls, rules: Rules, deal_seed: int) -> Dealer:
+        """Each hand's deck order from ``(deal_seed, hand number)`` alone, never from the actions."""
+        return cls(rules, np.random.default_rng([deal_seed, INTERCEPT_STREAM]),
+                   lambda hand: np.random.default_rng([deal_seed, hand]).permutation(len(rules.deck)))
+
+    def outcome(self, state: State) -> int:
+        """The outcome of the chance node ``state`` is at."""
+        if state.phase != "deal" or self._decks is None:
+            return sample_chance(state, self.rng)
+        self._deck_for(state)
+        while self.order[self.pos] in state.drawn:  # redeals continue down the same deck
+            self.pos += 1
+        return self.order[self.pos]
+
+    def deal(self, state: State) -> list[int]:
+        """The rest of the deal ``state`` is in, at once: the cards :meth:`outcome` would give one draw
+        at a time (the same random calls in the same order, so the same states from the same seed)."""
+        if self._decks is None:
+            return sample_deal(state, self.rng)
+        self._deck_for(state)
+        order, drawn, pos = self.order, state.drawn, self.pos
+        cards = []
+        for _ in range(state.draws_left):
+            while order[pos] in drawn:  # redeals continue down the same deck
+                pos += 1
+            cards.append(order[pos])
+            pos += 1
+        self.pos = pos
+        return cards
+
+    def _deck_for(self, state: State) -> None:
+        if len(state.hand_log) != self.hand:  # a new hand: its own deck order
+            self.hand = len(state.hand_log)
+            self.perm = self._decks(self.hand)
+            self.order = [self.rules.deck[i] for i in self.perm]
+            self.pos = 0
+
+    def resolve(self, state: State) -> None:
+        """Play chance nodes until a decision or the end; a deal is dealt in one step."""
+        while state.is_chance_node():
+            if state.phase == "deal":
+                state.deal(self.deal(state))
+            else:
+                state.apply_action(self.outcome(state))
+
+
+def side_rewards(rules: Rules, win: int) -> list[float]:
+    """Per-seat ``"win"`` rewards when side ``win`` wins (-1: nobody, all zero): +1 to the winning
+    side, -1/(sides - 1) to each other side, so that they sum to zero over the sides."""
+    if win < 0:
+        return [0.0] * rules.players
+    ns = rules.n_sides
+    per_side = [1.0 if sd == win else -1.0 / (ns - 1) for sd in range(ns)]
+    return [per_side[rules.side(s)] for s in range(rules.players)]
+
+
+def winning_side(state: State) -> int:
+    """The side that won the episode: the game's winner, else the side strictly ahead in the points
+    gained during the episode (a hand episode that did not end the game); -1 on a draw."""
+    if state.game_over:
+        return state.winner
+    return leading_side([s - s0 for s, s0 in zip(state.score, state.start_score)])
+
+
+def leading_side(points) -> int:
+    """The side strictly ahead in ``points`` (one number per side), -1 when the lead is shared."""
+    points = list(points)
+    best = max(points)
+    top = [i for i, g in enumerate(points) if g == best]
+    return top[0] if len(top) == 1 else -1
+
+
+def win_rewards(state: State) -> list[float]:
+    """Per-seat rewards of ``reward="win"`` at the end of an episode (zero-sum)."""
+    return side_rewards(state.rules, winning_side(state))
+
+
+class Episode:
+    """One episode of ``state`` with chance from ``dealer``; rewards of kind ``reward`` per seat.
+
+        episode = Episode(State(rules), Dealer.seeded(rules, deal_seed))
+        for seat in episode.decisions():
+            episode.play(agents[seat].act(...))
+    """
+
+    def __init__(self, state: State, dealer: Dealer, reward: str = "points"):
+        if reward not in REWARDS:
+            raise TrucError(f"reward={reward!r} is invalid; allowed: {', '.join(map(repr, REWARDS))}")
+        self.state, self.dealer, self.reward = state, dealer, reward
+        self._paid = [0.0] * state.rules.players
+
+    def to_decision(self) -> int:
+        """Play chance to the next decision; the seat to act, or -1 at the end."""
+        st = self.state
+        self.dealer.resolve(st)
+        return -1 if st.is_terminal() else st.current_player()
+
+    def play(self, action: int) -> None:
+        """Apply the decision ``action`` (the engine checks it is legal)."""
+        self.state.apply_action(int(action))
+
+    def decisions(self) -> Iterator[int]:
+        """The seat at each decision until the end; the caller plays one action per seat yielded."""
+        while (seat := self.to_decision()) >= 0:
+            yield seat
+
+    def mask(self) -> np.ndarray:
+        """The legal actions now, as an int8 mask over the action layout."""
+        mask = np.zeros(self.state.L.size, np.int8)
+        mask[self.state.legal_actions()] = 1
+        return mask
+
+    def rewards(self) -> list[float]:
+        """Each seat's reward since the last call: ``points`` as scored, ``win`` once at the end."""
+        st = self.state
+        if self.reward == "points":
+            now = st.returns()
+        elif st.is_terminal():
+            now = win_rewards(st)
+        else:
+            return [0.0] * len(self._paid)
+        out = [x - p for x, p in zip(now, self._paid)]
+        self._paid = now
+        return out
