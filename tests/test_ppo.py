@@ -310,8 +310,10 @@ def test_strength_features_show_only_what_the_seat_sees():
 
 
 def test_plots_name_the_algorithm_and_write_a_lone_point_as_text(tmp_path, monkeypatch):
+    from train.algos import ppo_plots
+
     figs = []
-    monkeypatch.setattr(ppo, "save_figure", lambda fig, path: figs.append(fig) or path)
+    monkeypatch.setattr(ppo_plots, "save_figure", lambda fig, path: figs.append(fig) or path)
     cfg = tiny_config(tmp_path, algorithm="mmd")
     assert ppo.run_title(cfg, make_rules("le_truc", **SMALL)).startswith("MMD t ")
     one = [{"global_step": 256, "entropy": 1.0, "approx_kl": 0.01, "explained_variance": 0.5, "sps": 900.0,

@@ -13,8 +13,16 @@ from test_ppo import SMALL, assert_tiny_run_improves_against_random, tiny_config
 from test_vector import Reference  # noqa: E402
 
 from agents.network import PolicyNet  # noqa: E402
-from agents.network.network import encode_state, strength_features, strength_features_batch  # noqa: E402
+from agents.network.network import (  # noqa: E402  # noqa: E402
+    encode_state,
+    stack_actors,
+    stacked_actor_logits,
+    strength_features,
+    strength_features_batch,
+)
 from train.algos import ppo  # noqa: E402
+from train.algos.buffer import Buffer  # noqa: E402
+from train.algos.rollout import VectorGames  # noqa: E402
 from truc_env.batch.vector import VectorEnv  # noqa: E402
 from truc_env.errors import TrucError  # noqa: E402
 from truc_env.game.engine import State, sample_chance  # noqa: E402
@@ -66,7 +74,7 @@ def _credit_run(variant, options, episode, reward, random_start_score, labels, t
                       num_envs=len(labels))
     venv = VectorEnv(rules, len(labels), episode=episode, reward="points", dealer="random",
                      random_start_score=random_start_score)
-    vg = ppo.VectorGames(cfg, rules, venv)
+    vg = VectorGames(cfg, rules, venv)
     rng = np.random.default_rng(seed)
     vg.begin()
     for b, label in enumerate(labels):
@@ -74,7 +82,7 @@ def _credit_run(variant, options, episode, reward, random_start_score, labels, t
     ref = Reference(venv)
     for b in range(len(labels)):
         ref.new_episode(b)
-    buf = ppo.Buffer()
+    buf = Buffer()
     expect = {}  # transition -> (reward, done, nxt)
     open_ = [dict() for _ in labels]  # per game: seat -> (transition, seat's return at that decision)
     decisions = [0] * len(labels)
@@ -220,9 +228,9 @@ def test_stacked_snapshots_give_each_snapshot_its_own_policy():
     for net in nets[1:]:  # different policies
         with torch.no_grad():
             net.actor[-1].bias.normal_()
-    layers = ppo.stack_actors([net.state_dict() for net in nets])
+    layers = stack_actors([net.state_dict() for net in nets])
     x = torch.randn(3, 5, ppo.feature_size(rules, "observation"))
-    got = ppo.stacked_actor_logits(layers, x)
+    got = stacked_actor_logits(layers, x)
     with torch.no_grad():
         for k, net in enumerate(nets):
             assert torch.allclose(got[k], net.actor(x[k]), atol=1e-4)

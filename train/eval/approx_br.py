@@ -72,7 +72,7 @@ def br_config(spec: str, rules: Rules, steps: int, seed: int, out_dir: str, name
     from train.algos.ppo import PPOConfig
 
     # the batched engine runs the episodes against a heads-up heuristic, a network or random
-    # (train.algos.ppo.BatchPolicy); other agents play on engine tables (and it would only be built for nothing)
+    # (train.algos.rollout.BatchPolicy); other agents play on engine tables (and it would only be built for nothing)
     kind = spec.partition(":")[0]
     batched = (kind == "heuristic" and not rules.partnership and rules.players == 2) or kind in ("ppo", "random")
     d = {**BR_SETTINGS, "rollout": "auto" if batched else "engine", "progress": progress}

@@ -1,0 +1,92 @@
+"""PPO's rollout buffer: learner transitions in the order they were taken, per-seat credit and GAE."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Buffer:
+    """Learner transitions in the order they were taken; ``nxt`` links a seat's successive steps.
+
+    Observations and masks are kept as the 2-D blocks they arrive in (a row per table decision, a
+    block per batched-engine group) and joined once, by :attr:`obs` / :attr:`mask`: stacking
+    thousands of rows one by one cost more than the rest of the bookkeeping."""
+
+    def __init__(self):
+        self._obs, self._mask = [], []  # blocks of rows
+        self.action, self.logp, self.value = [], [], []
+        self.reward, self.done, self.nxt = [], [], []
+
+    def __len__(self) -> int:
+        return len(self.action)
+
+    @property
+    def obs(self) -> np.ndarray:
+        """(n, features) float32: every transition's network input, in order."""
+        return self._joined(self._obs)
+
+    @property
+    def mask(self) -> np.ndarray:
+        """(n, actions) bool: every transition's legal actions, in order."""
+        return self._joined(self._mask)
+
+    @staticmethod
+    def _joined(blocks: list) -> np.ndarray:
+        if len(blocks) > 1:
+            blocks[:] = [np.concatenate(blocks)]  # joined once, kept joined
+        return blocks[0] if blocks else np.zeros((0, 0), np.float32)
+
+    def add(self, obs, mask, action, logp, value) -> int:
+        self._obs.append(np.asarray(obs)[None])
+        self._mask.append(np.asarray(mask)[None])
+        self.action.append(action)
+        self.logp.append(logp)
+        self.value.append(value)
+        self.reward.append(0.0)
+        self.done.append(False)
+        self.nxt.append(-1)
+        return len(self.action) - 1
+
+    def extend(self, obs, mask, action, logp, value) -> int:
+        """Add a batch of transitions (rows of fresh arrays, kept as they are); returns the index of the first."""
+        j, k = len(self.action), len(action)
+        self._obs.append(obs)
+        self._mask.append(mask)
+        self.action.extend(action.tolist())
+        self.logp.extend(logp.tolist())
+        self.value.extend(value.tolist())
+        self.reward.extend([0.0] * k)
+        self.done.extend([False] * k)
+        self.nxt.extend([-1] * k)
+        return j
+
+    def credit(self, pending, acc, nxt=None) -> None:
+        """Close each seat's pending transition ``pending[i]`` (-1: none): it gets the reward ``acc[i]``
+        accumulated since, and the link to its successor ``nxt[i]``; ``nxt`` None: the episode ended
+        (``done``). The one credit rule of both rollout paths (engine tables and the batched engine)."""
+        for i, (p, a) in enumerate(zip(pending, acc)):
+            if p >= 0:
+                self.reward[p] += a
+                if nxt is None:
+                    self.done[p] = True
+                else:
+                    self.nxt[p] = nxt[i]
+
+    def advantages(self, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        """GAE along each seat's own trajectory (a successor always comes later in the buffer)."""
+        n = len(self)
+        # Python floats are float64, as numpy's were: the same values, without a numpy scalar per step
+        values = [float(v) for v in self.value]
+        adv = [0.0] * n
+        reward, done, nxt = self.reward, self.done, self.nxt
+        for i in range(n - 1, -1, -1):
+            if done[i]:
+                next_value = next_adv = 0.0
+            else:
+                j = nxt[i]
+                assert j > i, "a transition without successor must be done: rollouts finish their episodes"
+                next_value, next_adv = values[j], adv[j]
+            delta = reward[i] + gamma * next_value - values[i]
+            adv[i] = delta + gamma * lam * next_adv
+        adv_a = np.array(adv)
+        return adv_a, adv_a + np.array(values)
