@@ -254,19 +254,40 @@ def load(cls, path, overrides=(), what: str = "config"):
 
 
 @dataclass
-class DemoConfig:
+class RunConfig:
+    """What every run config holds: the game it is for. Each kind adds its own fields (arena, cfr, ppo,
+    psro, distill, demo) and its ``SCHEMA`` takes these two from :data:`RUN_SCHEMA`."""
+
+    variant: str = "le_truc"
+    """the variant (``truc rules`` lists them)"""
+    options: dict = dataclasses.field(default_factory=dict)
+    """the variant's options, as for ``make_rules``"""
+
+    def rules(self):
+        """The run's Rules, built once and passed down (rebuilt only if ``variant`` or ``options`` changed)."""
+        from truc_env.game.rules import make_rules
+
+        key = (self.variant, repr(sorted((self.options or {}).items())))
+        made = self.__dict__.get("_rules")
+        if made is None or made[0] != key:
+            made = (key, make_rules(self.variant, **(self.options or {})))
+            self.__dict__["_rules"] = made
+        return made[1]
+
+
+RUN_SCHEMA = {"variant": STR, "options": DICT}
+
+
+@dataclass
+class DemoConfig(RunConfig):
     """``truc demo``: one game between random players, its first hands rendered."""
 
     KIND = "demo"
-    variant: str = "le_truc"
-    options: dict = dataclasses.field(default_factory=dict)
     seed: int = 0
     show_hands: int = 3
 
     def validate(self) -> None:
-        from truc_env.game.rules import make_rules
-
-        make_rules(self.variant, **self.options)
+        self.rules()
 
 
-DemoConfig.SCHEMA = {"variant": STR, "options": DICT, "seed": SEED, "show_hands": Int(0, 10_000)}
+DemoConfig.SCHEMA = {**RUN_SCHEMA, "seed": SEED, "show_hands": Int(0, 10_000)}

@@ -42,11 +42,7 @@ from truc_env.io.checks import check_memory
 
 
 @dataclass
-class CFRConfig:
-    variant: str = "le_truc"
-    """the variant (any heads-up variant the public tree supports; partnerships: es_mccfr)"""
-    options: dict = field(default_factory=dict)
-    """the variant's options, as for ``make_rules``"""
+class CFRConfig(config.RunConfig):
     dealer: int = 0
     """the dealer of the solved hand (the strategy plays any hand by role: dealer / first player)"""
     score: list = field(default_factory=lambda: [0, 0])
@@ -105,7 +101,7 @@ class CFRConfig:
         if self.continuation:
             if mccfr:
                 raise TrucError("setting continuation is for the exact solver with a redeal, not MCCFR")
-            if not make_rules(self.variant, **self.options).redeal:
+            if not self.rules().redeal:
                 raise TrucError("setting continuation is the hand after an accepted redeal, and these rules have "
                                 "no redeal (options.redeal is false): it would be ignored")
 
@@ -115,7 +111,7 @@ class CFRConfig:
 ALGORITHMS = EXACT_ALGORITHMS + MCCFR_ALGORITHMS  # the solvers' own lists: nothing to keep in step
 CFRConfig.KIND = "cfr"
 CFRConfig.SCHEMA = {
-    "variant": config.STR, "options": config.DICT, "dealer": config.Int(0, 5),
+    **config.RUN_SCHEMA, "dealer": config.Int(0, 5),
     "score": config.List(config.Int(0, 10**6), min_len=1), "algorithm": config.Choice(*ALGORITHMS),
     "abstraction": config.Choice("strength", "none"), "iterations": config.Int(1, 10**12),
     "time_limit": config.Float(0.001), "target_exploitability": config.Float(0.0), "eval_every": config.Int(1, 10**12),
@@ -260,7 +256,7 @@ def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
 
     start = time.time()
     deadline = start + cfg.time_limit
-    rules = make_rules(cfg.variant, **cfg.options)
+    rules = cfg.rules()
     if cfg.algorithm in ("es_mccfr", "os_mccfr"):
         return run_mccfr(cfg, rules, resume, deadline, log)
     why = unsupported_reason(rules, cfg.score)

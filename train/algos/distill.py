@@ -63,11 +63,7 @@ from truc_env.io.atomic import atomic_write_text
 
 
 @dataclass
-class DistillConfig:
-    variant: str = "le_truc"
-    """the variant (heads-up, one the public tree takes)"""
-    options: dict = field(default_factory=dict)
-    """the variant's options, as for ``make_rules``"""
+class DistillConfig(config.RunConfig):
     dealer: int = 0
     """the dealer of the hand"""
     score: list = field(default_factory=lambda: [0, 0])
@@ -148,7 +144,7 @@ class DistillConfig:
         from agents.network.network import FEATURES
         from train.eval.exploitability import check_applies
 
-        rules = make_rules(self.variant, **self.options)
+        rules = self.rules()
         check_applies(rules, tuple(self.score))
         if rules.vira or rules.envido:
             raise TrucError(f"distill takes games whose table a network is written into directly (no vira, no "
@@ -174,7 +170,7 @@ class DistillConfig:
 
 
 DistillConfig.SCHEMA = {
-    "variant": config.STR, "options": config.DICT, "dealer": config.Int(0, 1),
+    **config.RUN_SCHEMA, "dealer": config.Int(0, 1),
     "score": config.List(config.Int(0, 10**6), min_len=2), "abstraction": config.Choice("strength", "none"),
     "teacher": config.Setting("str", none=True), "hidden": config.List(config.Int(1, 4096), min_len=1),
     "features": config.STR, "steps": config.Int(0, 10**9), "batch": config.Int(1, 10**6),
@@ -459,7 +455,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
     from truc_env.game.observe import encoder_of
 
     cfg.validate()
-    rules = make_rules(cfg.variant, **cfg.options)
+    rules = cfg.rules()
     _check_inputs(cfg)  # a refused run leaves no empty out folder behind
     out = config.output_folder(cfg.out)
     ck_path = os.path.join(out, "checkpoint.pt")

@@ -81,7 +81,6 @@ from train.algos.ppo_plots import plot_curves, plot_exploitability, run_title
 from train.algos.rollout import Collector, fixed_rules, score_of
 from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
-from truc_env.game.rules import make_rules
 
 
 # ---------------------------------------------------------------------------------------------- training
@@ -109,7 +108,7 @@ def policy_dict(cfg: PPOConfig, rules, net: nn.Module) -> dict:
 def train(cfg: PPOConfig, resume: bool = False) -> dict:
     """Train (or continue) the run described by ``cfg``; returns a summary of the last metrics."""
     cfg.validate()
-    rules = make_rules(cfg.variant, **(cfg.options or {}))
+    rules = cfg.rules()
     run_dir = os.path.join(cfg.out_dir, cfg.name)
     ck_path = os.path.join(run_dir, "checkpoint.pt")
     if not resume and os.path.exists(ck_path):

@@ -19,7 +19,7 @@ AVERAGES = ("none", "uniform", "linear")
 
 
 @dataclass
-class PPOConfig:
+class PPOConfig(config.RunConfig):
     # --- experiment
     name: str = "ppo"
     """run name: files go to ``{out_dir}/{name}/``"""
@@ -33,11 +33,7 @@ class PPOConfig:
     """``torch.use_deterministic_algorithms(True)``: bit-exact reruns on one device"""
     torch_threads: int = 1
     """intra-op threads of torch (the engine is single-threaded Python; small MLPs gain little)"""
-    # --- game
-    variant: str = "le_truc"
-    """the variant (``truc rules <variant>`` lists its options)"""
-    options: dict = field(default_factory=dict)
-    """the variant's options"""
+    # --- game (variant, options: config.RunConfig)
     episode: str = "hand"
     """``hand`` (one hand per episode; dealer and learner seats drawn at random) or ``game``"""
     reward: str = "points"
@@ -182,7 +178,7 @@ class PPOConfig:
             if not ok:
                 raise TrucError(f"PPO setting {what}")
 
-        rules = make_rules(self.variant, **(self.options or {}))
+        rules = self.rules()
         if self.fixed_options is not None:
             make_rules(self.variant, **self.fixed_options)
         need(self.fixed_prob + self.self_play_prob <= 1.0 + 1e-9, "fixed_prob + self_play_prob must be at most 1")
@@ -230,8 +226,8 @@ _COUNT = config.Int(1, 10**12)
 _PROB = config.Float(0.0, 1.0)
 PPOConfig.SCHEMA = {
     "name": config.NAME, "out_dir": config.STR, "seed": config.SEED, "device": config.Choice("auto", "cpu", "cuda"),
-    "deterministic": config.BOOL, "torch_threads": config.Int(1, 1024), "variant": config.STR,
-    "options": config.DICT, "episode": config.Choice("hand", "game"), "reward": config.Choice("points", "win"),
+    "deterministic": config.BOOL, "torch_threads": config.Int(1, 1024), **config.RUN_SCHEMA,
+    "episode": config.Choice("hand", "game"), "reward": config.Choice("points", "win"),
     "reward_scale": config.Float(), "random_start_score": _PROB, "total_steps": _COUNT,
     "time_limit_minutes": config.Float(0.0), "num_envs": config.Int(1, 1 << 20), "steps_per_update": _COUNT,
     "rollout": config.Choice(*ROLLOUTS), "features": config.Choice(*FEATURES),

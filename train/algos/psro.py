@@ -32,16 +32,11 @@ import numpy as np
 from agents.cfr.descent import best_response_choice
 from train import config
 from truc_env.errors import TrucError
-from truc_env.game.rules import make_rules
 from truc_env.io.atomic import atomic_write_text
 
 
 @dataclass
-class PSROConfig:
-    variant: str = "le_truc"
-    """the variant (heads-up, one the public tree supports, without a redeal)"""
-    options: dict = field(default_factory=dict)
-    """the variant's options, as for ``make_rules``"""
+class PSROConfig(config.RunConfig):
     dealer: int = 0
     """the dealer of the hand played"""
     score: list = field(default_factory=lambda: [0, 0])
@@ -65,7 +60,7 @@ class PSROConfig:
         """Rules the tree must take: heads-up, supported, no redeal."""
         from agents.cfr.tree import unsupported_reason
 
-        rules = make_rules(self.variant, **self.options)
+        rules = self.rules()
         why = unsupported_reason(rules, tuple(self.score))
         if why:
             raise TrucError(f"PSRO needs a game the public tree takes: {why}")
@@ -76,7 +71,7 @@ class PSROConfig:
 
 
 PSROConfig.SCHEMA = {
-    "variant": config.STR, "options": config.DICT, "dealer": config.Int(0, 1),
+    **config.RUN_SCHEMA, "dealer": config.Int(0, 1),
     "score": config.List(config.Int(0, 10**6), min_len=2), "abstraction": config.Choice("strength", "none"),
     "iterations": config.Int(1, 10**6), "meta_iterations": config.Int(1, 10**8), "initial": config.Choice("uniform"),
     "eval_every": config.Int(1, 10**6), "out": config.STR,
@@ -244,7 +239,7 @@ def run(cfg: PSROConfig, log=print) -> dict:
     from agents.cfr.strategy import StrategyTable, save_strategy
     from train.eval.exploitability import cached_tree, default_cache_dir
 
-    rules = make_rules(cfg.variant, **cfg.options)
+    rules = cfg.rules()
     config.output_folder(cfg.out)
     cpu0, t0 = time.process_time(), time.time()
     tree = cached_tree(rules, cfg.dealer, tuple(cfg.score), cfg.abstraction, default_cache_dir())

@@ -26,15 +26,12 @@ from train import config
 from train.eval import stats
 from train.eval.match import pairings, seat_entrants, seatings, team_members
 from truc_env.errors import TrucError
-from truc_env.game.rules import make_rules
 from truc_env.io.atomic import atomic_open, atomic_write_text
 
 
 @dataclass
-class ArenaConfig:
+class ArenaConfig(config.RunConfig):
     KIND = "arena"
-    variant: str = "le_truc"
-    options: dict = field(default_factory=dict)
     agents: list = field(default_factory=lambda: ["random", "heuristic:honest", "heuristic:bluffer",
                                                   "heuristic:cautious"])
     format: str = "round_robin"  # or "gauntlet": hero against every other entrant
@@ -54,7 +51,7 @@ class ArenaConfig:
 
     def validate(self) -> None:
         """Cross-setting rules: the variant's options, the entrants, the gauntlet's hero."""
-        rules = make_rules(self.variant, **self.options)
+        rules = self.rules()
         for entrant in self.agents:
             team_members(entrant, rules)
         if self.format == "gauntlet" and self.hero not in self.agents:
@@ -69,7 +66,7 @@ class ArenaConfig:
 
 
 ArenaConfig.SCHEMA = {
-    "variant": config.STR, "options": config.DICT, "agents": config.List(config.STR, min_len=2, unique=True),
+    **config.RUN_SCHEMA, "agents": config.List(config.STR, min_len=2, unique=True),
     "format": config.Choice("round_robin", "gauntlet"), "hero": config.Setting("str", none=True),
     "deals": config.Int(1, 10**9), "duplicate": config.BOOL, "episode": config.Choice("game", "hand"),
     "seed": config.SEED, "workers": config.WORKERS, "backend": config.Choice("multiprocessing", "ray"),
@@ -107,7 +104,7 @@ def _agent(spec: str, rules, seed: int):
 
 def load_agents(cfg: ArenaConfig) -> None:
     """Load every entrant's agents once (workers forked after this inherit them); TrucError for a bad spec."""
-    rules = make_rules(cfg.variant, **cfg.options)
+    rules = cfg.rules()
     for entrant in cfg.agents:
         for spec in dict.fromkeys(team_members(entrant, rules)):
             _agent(spec, rules, cfg.seed)
@@ -123,7 +120,7 @@ def play_unit(cfg_dict: dict, unit: dict) -> dict:
     from train.eval.match import play_game
 
     cfg = ArenaConfig(**cfg_dict)  # checked by the parent (a Ray node may have fewer cores)
-    rules = make_rules(cfg.variant, **cfg.options)
+    rules = cfg.rules()
     deal_seed = int(np.random.SeedSequence([cfg.seed, unit["deal"]]).generate_state(1)[0])
     k = seatings(rules)
     which = range(k) if cfg.duplicate else [unit["deal"] % k]

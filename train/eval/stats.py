@@ -16,7 +16,6 @@ import math
 import numpy as np
 
 from train.eval.match import pairings, seatings
-from truc_env.game.rules import make_rules
 
 ELO = 400.0 / math.log(10.0)
 Z95 = 1.959963984540054
@@ -102,7 +101,7 @@ def bradley_terry(n_players: int, games: list[tuple[dict, dict, float]], prior_s
 
 def summarize(cfg, results: list[dict]) -> dict:
     """The tournament summary: pairings, variance reduction, ratings and the ranking of the entrants."""
-    rules = make_rules(cfg.variant, **cfg.options)
+    rules = cfg.rules()
     pairs = pairings(cfg.format, cfg.agents, cfg.hero)
     by_pair: dict[int, list[dict]] = {}
     for r in results:
