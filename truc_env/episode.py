@@ -81,7 +81,8 @@ class Dealer:
         if len(state.hand_log) != self.hand:  # a new hand: its own deck order
             self.hand = len(state.hand_log)
             self.perm = self._decks(self.hand)
-            self.order = [self.rules.deck[i] for i in self.perm]
+            deck = self.rules.deck  # tolist: indexing by numpy integers costs several times more
+            self.order = [deck[i] for i in self.perm.tolist()]
             self.pos = 0
 
     def resolve(self, state: State) -> None:
@@ -137,6 +138,7 @@ class Episode:
             raise TrucError(f"reward={reward!r} is invalid; allowed: {', '.join(map(repr, REWARDS))}")
         self.state, self.dealer, self.reward = state, dealer, reward
         self._paid = [0.0] * state.rules.players
+        self._paid_score = None  # the score when "points" rewards were last paid
 
     def to_decision(self) -> int:
         """Play chance to the next decision; the seat to act, or -1 at the end."""
@@ -163,6 +165,9 @@ class Episode:
         """Each seat's reward since the last call: ``points`` as scored, ``win`` once at the end."""
         st = self.state
         if self.reward == "points":
+            if st.score == self._paid_score:  # nothing scored since: returns() would equal what was paid
+                return [0.0] * len(self._paid)
+            self._paid_score = list(st.score)
             now = st.returns()
         elif st.is_terminal():
             now = win_rewards(st)
