@@ -218,6 +218,12 @@ class State:
         """
         if type(action) is not int:  # the shared contract (truc_env.checks); texts: string_to_action()
             action = check_action(action)
+        legal = self._legal
+        if legal and action in legal:  # a decision whose legal actions are known (reset at every change)
+            self._legal = None
+            self.history.append((self.current_player(), action, 0))
+            self._apply(action)
+            return
         ph = self.phase
         if ph == "deal":
             self._draw(action)
@@ -411,12 +417,9 @@ class State:
         self._queue_deal()
 
     def _queue_deal(self) -> None:
-        r, n, d = self.rules, self.rules.players, self.dealer
-        self.hands = [[] for _ in range(n)]
-        self.deal_seq = [(d + 1 + i) % n for i in range(r.hand_size * n)]
-        if r.vira and not self.redeal_used:
-            self.deal_seq.append(-1)
-        self.deal_seq.reverse()  # popped from the end
+        r = self.rules
+        self.hands = [[] for _ in range(r.players)]
+        self.deal_seq = list(_deal_sequence(r, self.dealer, r.vira and not self.redeal_used))
         self.phase = "deal"
         self._legal = None
 
@@ -1044,6 +1047,15 @@ def _make_clone():
 
 
 _clone = _make_clone()
+
+
+@cache
+def _deal_sequence(rules: Rules, dealer: int, vira: bool) -> tuple:
+    """The seats a deal's draws go to (-1: the vira), in reverse: ``State.deal_seq`` is popped from the end.
+    Round the table from the seat after the dealer, ``hand_size`` rounds, then the vira where one is turned."""
+    n = rules.players
+    seq = [(dealer + 1 + i) % n for i in range(rules.hand_size * n)] + ([-1] if vira else [])
+    return tuple(reversed(seq))
 
 
 def _checked_score(score, n_sides: int, target: int) -> list[int]:

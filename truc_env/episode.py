@@ -25,6 +25,7 @@ from .errors import TrucError
 from .rules import Rules
 
 REWARDS = ("points", "win")
+CHANCE_PHASES = ("deal", "intercept", "dealer")  # the phases where State.is_chance_node() is true
 INTERCEPT_STREAM = 1 << 20  # a seeded dealer's non-deal chance stream: apart from every hand's deck
 
 
@@ -87,8 +88,8 @@ class Dealer:
 
     def resolve(self, state: State) -> None:
         """Play chance nodes until a decision or the end; a deal is dealt in one step."""
-        while state.is_chance_node():
-            if state.phase == "deal":
+        while (phase := state.phase) in CHANCE_PHASES:
+            if phase == "deal":
                 state.deal(self.deal(state))
             else:
                 state.apply_action(self.outcome(state))
