@@ -69,6 +69,10 @@ class Dealer:
             return sample_deal(state, self.rng)
         self._deck_for(state)
         order, drawn, pos = self.order, state.drawn, self.pos
+        if not drawn:  # a hand's first deal: the top of the deck
+            k = state.draws_left
+            self.pos = pos + k
+            return order[pos:pos + k]
         cards = []
         for _ in range(state.draws_left):
             while order[pos] in drawn:  # redeals continue down the same deck
