@@ -148,9 +148,14 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", help="measure only the rows containing one of these words")
     ap.add_argument("--sizes", nargs="*", type=int, default=[],
                     help="also le_truc batched rows at these batch sizes (e.g. 64 1024 8192 65536)")
+    ap.add_argument("--unobserved", action="store_true",
+                    help="with --sizes: also each size with observe=False (no observation written: the state "
+                         "update and the masks alone, to tell the kernel's work from the observation's memory traffic)")
     args = ap.parse_args(argv)
     for B in args.sizes:
         CONFIGS[f"le_truc B={B}"] = ("le_truc", {}, B)
+        if args.unobserved:
+            CONFIGS[f"le_truc B={B} unobserved"] = ("le_truc", {"observe": False}, B)
     trees = {"before": Tree(args.before), "after": Tree(args.after)}
     try:
         digests = {k: t.ask(task="digests", steps=args.steps, engines=ENGINE_VARIANTS) for k, t in trees.items()}

@@ -299,3 +299,25 @@ def test_pettingzoo_seeded_games_are_those_of_before_unless_a_redeal_is_accepted
             if redeal:
                 break  # from here on the new cards continue down the hand's deck
             assert e.game_state.history == ref.history
+
+
+def test_points_rewards_step_by_step_are_the_change_of_returns():
+    """Episode.rewards skips returns() while the score stands still: every step still pays exactly the
+    zero-sum change of State.returns() since the last step (zero when nothing was scored)."""
+    rules = make_rules("truco_argentino", flor=True)  # envido and flor points come in the middle of a hand
+    paid_nonzero = paid_zero = 0
+    for seed in range(6):
+        state = State(rules, episode="game", dealer=0)
+        game = Episode(state, Dealer.shuffled(rules, np.random.default_rng(seed)), "points")
+        rng, before = np.random.default_rng(seed), state.returns()
+        for _ in game.decisions():
+            legal = state.legal_actions()
+            game.play(legal[int(rng.integers(len(legal)))])
+            now = state.returns()
+            got = game.rewards()
+            assert got == [x - p for x, p in zip(now, before)]
+            paid_nonzero += any(got)
+            paid_zero += not any(got)
+            before = now
+        assert game.rewards() == [0.0] * rules.players  # the end paid once
+    assert paid_nonzero > 10 and paid_zero > 10

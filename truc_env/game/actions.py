@@ -48,6 +48,7 @@ class ActionLayout:
             return n - length
 
         self.play = add("play", len(rules.deck))
+        self.play_of = {c: self.play + i for i, c in enumerate(rules.deck)}  # card -> its play action
         self.slot = add("slot", rules.hand_size) if (rules.eleven and rules.blind) else -1
         self.call = {}
         for name in self._calls(rules):

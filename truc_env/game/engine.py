@@ -124,13 +124,8 @@ class State:
         n_sides = rules.n_sides
         if score is None:
             score = [0] * n_sides
-        if not isinstance(score, (list, tuple)):  # a scalar, a string or a mapping is no score
-            raise TrucError(f"score must be {n_sides} non-negative integers (one per side), got {score!r:.60}")
-        score = list(score)
-        if len(score) != n_sides or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in score):
-            raise TrucError(f"score must be {n_sides} non-negative integers (one per side), got {score!r}")
-        if any(s >= rules.target for s in score):
-            raise TrucError(f"score {score} already reaches the target {rules.target}")
+        else:
+            score = _checked_score(score, n_sides, rules.target)
         self.score = score
         self.start_score = tuple(score)
         self.game_over = False
@@ -223,6 +218,12 @@ class State:
         """
         if type(action) is not int:  # the shared contract (truc_env.io.checks); texts: string_to_action()
             action = check_action(action)
+        legal = self._legal
+        if legal and action in legal:  # a decision whose legal actions are known (reset at every change)
+            self._legal = None
+            self.history.append((self.current_player(), action, 0))
+            self._apply(action)
+            return
         ph = self.phase
         if ph == "deal":
             self._draw(action)
@@ -252,20 +253,23 @@ class State:
             raise IllegalActionError(f"not dealing now (phase {self.phase!r}): no card can be dealt")
         cards = [c if type(c) is int else check_action(c) for c in cards]
         seq = self.deal_seq
-        if len(cards) > len(seq):
-            raise IllegalActionError(f"{len(cards)} cards given for the {len(seq)} draws left of this deal")
-        drawn, strength = self.drawn, self.rules.base_strength
-        if (len(set(cards)) < len(cards) or not drawn.isdisjoint(cards)
-                or any(not 0 <= c < len(strength) or strength[c] < 0 for c in cards)):
-            for k, card in enumerate(cards):  # name the first card that is not left in the deck
-                self._check_card(card, drawn.union(cards[:k]))
-        dealt, history, deal_order, hands = self.dealt, self.history, self.deal_order, self.hands
-        for card in cards:  # _draw's work, card after card
-            drawn.add(card)
-            dealt.append(card)
-            history.append((CHANCE, card, DEAL_DRAW))
-            target = seq.pop()
-            deal_order.append(target)
+        k = len(cards)
+        if k > len(seq):
+            raise IllegalActionError(f"{k} cards given for the {len(seq)} draws left of this deal")
+        drawn = self.drawn
+        given = set(cards)
+        # one set test for the usual case; the card-by-card test names the first bad card
+        if len(given) < k or not drawn.isdisjoint(given) or not given <= self.L.card_index.keys():
+            for i, card in enumerate(cards):
+                self._check_card(card, drawn.union(cards[:i]))
+        targets = seq[:-k - 1:-1]  # the draws' seats, as _draw pops them from the end
+        del seq[len(seq) - k:]
+        drawn.update(given)
+        self.dealt += cards
+        self.history += [(CHANCE, card, DEAL_DRAW) for card in cards]
+        self.deal_order += targets
+        hands = self.hands
+        for card, target in zip(cards, targets):  # _draw's work, card after card
             if target >= 0:
                 hands[target].append(card)
             else:
@@ -413,12 +417,9 @@ class State:
         self._queue_deal()
 
     def _queue_deal(self) -> None:
-        r, n, d = self.rules, self.rules.players, self.dealer
-        self.hands = [[] for _ in range(n)]
-        self.deal_seq = [(d + 1 + i) % n for i in range(r.hand_size * n)]
-        if r.vira and not self.redeal_used:
-            self.deal_seq.append(-1)
-        self.deal_seq.reverse()  # popped from the end
+        r = self.rules
+        self.hands = [[] for _ in range(r.players)]
+        self.deal_seq = list(_deal_sequence(r, self.dealer, r.vira and not self.redeal_used))
         self.phase = "deal"
         self._legal = None
 
@@ -553,19 +554,22 @@ class State:
             return sorted([L.FLOR] + ([L.FOLD] if r.fold else []))
         if self.special == "iron" and r.blind:
             acts = [L.slot + i for i, c in enumerate(self.hands[s]) if c >= 0]
+        elif self.instruction <= 0:  # no governor's instruction: every card held is playable
+            play_of = L.play_of
+            acts = [play_of[c] for c in self.hands[s] if c >= 0]
         else:
             acts = [L.play + L.card_index[c] for c in self._playable(s)]
-        special, side = self.special != "", r.side(s)
+        special, side, last = self.special != "", r.side_of[s], self.last_raiser_side
         budget = raise_budget(self.raises, _cap(r.max_raises), 0)
-        if may_raise(self.level, r.ladder_top, special, self.all_in_accepted, self.last_raiser_side, side, budget):
+        if may_raise(self.level, r.ladder_top, special, self.all_in_accepted, last, side, budget):
             acts.append(L.RAISE)
-        if may_all_in(r.all_in is not None, self.all_in_called, special, self.last_raiser_side, side, budget):
+        if may_all_in(r.all_in is not None, self.all_in_called, special, last, side, budget):
             acts.append(L.ALL_IN)
         if r.fold:
             acts.append(L.FOLD)
         # r.redeal first only to skip building the arguments where the variant has no redeal
-        if r.redeal and may_redeal(r.redeal, self.redeal_used, self.play_started, s, next_seat(self.dealer, self.n),
-                                   self.n, len(r.deck) - len(self.drawn), r.hand_size):
+        if r.redeal and may_redeal(r.redeal, self.redeal_used, self.play_started, s, next_seat(self.dealer, r.players),
+                                   r.players, len(r.deck) - len(self.drawn), r.hand_size):
             acts.append(L.REDEAL)
         if r.envido and self._envido_open_at_turn(s):
             acts += L.ENVIDO.values()
@@ -1043,6 +1047,26 @@ def _make_clone():
 
 
 _clone = _make_clone()
+
+
+@cache
+def _deal_sequence(rules: Rules, dealer: int, vira: bool) -> tuple:
+    """The seats a deal's draws go to (-1: the vira), in reverse: ``State.deal_seq`` is popped from the end.
+    Round the table from the seat after the dealer, ``hand_size`` rounds, then the vira where one is turned."""
+    n = rules.players
+    seq = [(dealer + 1 + i) % n for i in range(rules.hand_size * n)] + ([-1] if vira else [])
+    return tuple(reversed(seq))
+
+
+def _checked_score(score, n_sides: int, target: int) -> list[int]:
+    if not isinstance(score, (list, tuple)):  # a scalar, a string or a mapping is no score
+        raise TrucError(f"score must be {n_sides} non-negative integers (one per side), got {score!r:.60}")
+    score = list(score)
+    if len(score) != n_sides or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in score):
+        raise TrucError(f"score must be {n_sides} non-negative integers (one per side), got {score!r}")
+    if any(s >= target for s in score):
+        raise TrucError(f"score {score} already reaches the target {target}")
+    return score
 
 
 def _cap(max_raises: int | None) -> int:

@@ -25,6 +25,7 @@ from truc_env.game.engine import State, sample_chance, sample_deal
 from truc_env.game.rules import Rules
 
 REWARDS = ("points", "win")
+CHANCE_PHASES = ("deal", "intercept", "dealer")  # the phases where State.is_chance_node() is true
 INTERCEPT_STREAM = 1 << 20  # a seeded dealer's non-deal chance stream: apart from every hand's deck
 
 
@@ -68,6 +69,10 @@ class Dealer:
             return sample_deal(state, self.rng)
         self._deck_for(state)
         order, drawn, pos = self.order, state.drawn, self.pos
+        if not drawn:  # a hand's first deal: the top of the deck
+            k = state.draws_left
+            self.pos = pos + k
+            return order[pos:pos + k]
         cards = []
         for _ in range(state.draws_left):
             while order[pos] in drawn:  # redeals continue down the same deck
@@ -81,13 +86,14 @@ class Dealer:
         if len(state.hand_log) != self.hand:  # a new hand: its own deck order
             self.hand = len(state.hand_log)
             self.perm = self._decks(self.hand)
-            self.order = [self.rules.deck[i] for i in self.perm]
+            deck = self.rules.deck  # tolist: indexing by numpy integers costs several times more
+            self.order = [deck[i] for i in self.perm.tolist()]
             self.pos = 0
 
     def resolve(self, state: State) -> None:
         """Play chance nodes until a decision or the end; a deal is dealt in one step."""
-        while state.is_chance_node():
-            if state.phase == "deal":
+        while (phase := state.phase) in CHANCE_PHASES:
+            if phase == "deal":
                 state.deal(self.deal(state))
             else:
                 state.apply_action(self.outcome(state))
@@ -137,6 +143,7 @@ class Episode:
             raise TrucError(f"reward={reward!r} is invalid; allowed: {', '.join(map(repr, REWARDS))}")
         self.state, self.dealer, self.reward = state, dealer, reward
         self._paid = [0.0] * state.rules.players
+        self._paid_score = None  # the score when "points" rewards were last paid
 
     def to_decision(self) -> int:
         """Play chance to the next decision; the seat to act, or -1 at the end."""
@@ -163,6 +170,9 @@ class Episode:
         """Each seat's reward since the last call: ``points`` as scored, ``win`` once at the end."""
         st = self.state
         if self.reward == "points":
+            if st.score == self._paid_score:  # nothing scored since: returns() would equal what was paid
+                return [0.0] * len(self._paid)
+            self._paid_score = list(st.score)
             now = st.returns()
         elif st.is_terminal():
             now = win_rewards(st)

@@ -48,6 +48,8 @@ def check_action(action, size: int | None = None, who: str = "") -> int:
 
     ``who`` prefixes the message (``"player_0: "``). Legality is the engine's question, not this one.
     """
+    if type(action) is int and (size is None or 0 <= action < size):  # the usual case, before the ABC test
+        return action
     if isinstance(action, np.ndarray) and action.ndim == 0:
         action = action[()]
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, numbers.Integral) \
