@@ -405,20 +405,27 @@ def plot_per_seed(label: str, c: dict, prefix: str, against: str) -> list[str]:
         fig.suptitle(f"{label}: P(signal | sender's hand class), per seed", fontsize=9)
         paths.append(save_figure(fig, f"{prefix}_conventions.png"))
         plt.close(fig)
-    gap = "channel_minus_muted"
-    rows = [(n.rsplit("_", 1)[-1], c["per_seed"][n][gap]) for n in c["runs"] if gap in c["per_seed"][n]]
-    if gap in c:
-        rows += [("pooled, deals", c[gap]["over_deals"]), ("pooled, seeds", c[gap]["over_seeds"])]
-    if rows:
-        fig, ax = plt.subplots(figsize=(5.0, 0.5 + 0.35 * len(rows)))
-        for i, (name, ci) in enumerate(rows):
-            ax.errorbar([ci["mean"]], [i], xerr=[[ci["mean"] - ci["lo"]], [ci["hi"] - ci["mean"]]], fmt="o",
-                        color="C1" if name.startswith("pooled") else "C0", capsize=3)
-        ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=7)
+    gaps = [g for g in ("channel_minus_shuffled", "channel_minus_twin", "channel_minus_muted")
+            if any(g in c["per_seed"][n] for n in c["runs"])]
+    names = [n.rsplit("_", 1)[-1] for n in c["runs"]] + ["pooled, deals", "pooled, runs"]
+    if gaps:
+        fig, ax = plt.subplots(figsize=(5.6, 0.7 + 0.42 * len(names)))
+        for k, g in enumerate(gaps):
+            pooled = c.get(g) or {}
+            cis = [c["per_seed"][n].get(g) for n in c["runs"]]
+            cis += [pooled.get("over_deals"), pooled.get("paired_by_seed", pooled.get("over_seeds"))]
+            for i, ci in enumerate(cis):
+                if ci is None or not np.isfinite(ci["lo"]):
+                    continue
+                ax.errorbar([ci["mean"]], [i + (k - (len(gaps) - 1) / 2) * 0.22],
+                            xerr=[[ci["mean"] - ci["lo"]], [ci["hi"] - ci["mean"]]], fmt="o", ms=4, color=f"C{k}",
+                            capsize=2, label=g.replace("_minus_", " - ") if i == 0 else None)
+        ax.set_yticks(range(len(names)), names, fontsize=7)
         ax.axvline(0, color="grey", lw=0.7)
         ax.invert_yaxis()
-        ax.set_xlabel(f"channel - muted, points per hand vs {against} (95% CI)", fontsize=8)
-        ax.set_title(f"{label}: what the learned channel is worth", fontsize=9)
+        ax.legend(fontsize=7)
+        ax.set_xlabel(f"points per hand vs {against} (95% CI; pooled over runs: the runs as the units)", fontsize=8)
+        ax.set_title(f"{label}: what the learned channel is worth, per seed", fontsize=9)
         paths.append(save_figure(fig, f"{prefix}_gaps.png"))
         plt.close(fig)
     return paths
