@@ -30,11 +30,16 @@ from train.analysis.signals import (
     save_figure,
     summary_text,
 )
+from train.analysis.signals_controls import over_runs, silent_rules
 from train.eval.stats import mean_ci
 from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
 from truc_env.game.rules import make_rules
 from truc_env.io.atomic import atomic_write_text
+
+# the definition of the per-run measurements: a cached analysis of another one is measured again
+# (2: shuffled is the partner's misreading of the team's own tokens, issue 33; before, a legal re-draw)
+CONTROLS = 2
 
 
 @dataclass
@@ -46,6 +51,7 @@ class Run:
     variant: str
     options: dict
     channel: bool
+    twin: str | None = None  # the no-channel config whose run at the same seed is this run's twin
 
     @property
     def policy(self) -> str:
@@ -64,6 +70,7 @@ class ExperimentRun:
     config: str = ""
     seeds: list | None = None
     channel: bool = True
+    twin: str | None = None  # a channel config's no-channel twin config (one of runs); None: found by its Rules
 
 
 @dataclass
@@ -112,7 +119,7 @@ class Experiment:
 
 
 ExperimentRun.SCHEMA = {"config": config.STR, "seeds": config.Setting("list", items=config.SEED, none=True),
-                        "channel": config.BOOL}
+                        "channel": config.BOOL, "twin": config.Setting("str", none=True)}
 ExperimentAnalysis.SCHEMA = {"against": config.STR, "deals": config.Int(1, 10**7),
                              "sweep": config.List(config.Float(0.0, 1.0)), "out": config.STR,
                              "influence": config.Int(0, 10**7), "per_seed": config.BOOL, "crossplay": config.BOOL,
@@ -133,12 +140,17 @@ def load_experiment(path: str, overrides=()) -> dict:
     exp = config.load(Experiment, path, overrides, what="experiment")
     seeds = exp.seeds
     runs = []
+    entries = []
     for i, raw in enumerate(exp.runs):
         entry = config.build(ExperimentRun, raw, f"{path}: runs[{i}]")
         base = config.load(PPOConfig, entry.config, what="PPO config")
+        entries.append((entry, make_rules(base.variant, **base.options)))
         for seed in entry.seeds or seeds:
             runs.append(Run(entry.config, seed, f"{base.name}_s{seed}", base.out_dir, base.variant, base.options,
                             entry.channel))
+    twins = find_twins(path, entries)
+    for r in runs:
+        r.twin = twins.get(r.config)
     analysis = config.build(ExperimentAnalysis, exp.analysis, f"{path}: analysis")
     # seed-major order: an experiment cut short still has every config at the first seeds
     runs = sorted(runs, key=lambda r: (seeds.index(r.seed) if r.seed in seeds else len(seeds), runs.index(r)))
@@ -153,6 +165,34 @@ def load_experiment(path: str, overrides=()) -> dict:
         if not leak_cfg.team:
             raise TrucError(f"{path}: leak.team is empty; give the team's agent spec (ppo:PATH)")
         out["leak"] = asdict(leak_cfg)
+    return out
+
+
+def find_twins(path: str, entries: list) -> dict[str, str]:
+    """Each channel config's no-channel twin among the experiment's runs: the entry's ``twin`` (checked:
+    a listed config trained for the same Rules with the channel off) or, without one, the only listed
+    config that is."""
+    silent_keys = {e.config: r.key for e, r in entries if r.signals.mode == "none"}
+    out = {}
+    for e, rules in entries:
+        if rules.signals.mode == "none":
+            if e.twin:
+                raise TrucError(f"{path}: {e.config} has no channel, so it has no no-channel twin; remove its twin key")
+            continue
+        want = silent_rules(rules).key
+        if e.twin:
+            if e.twin not in silent_keys:
+                raise TrucError(f"{path}: the twin of {e.config} is {e.twin!r}, not one of the no-channel configs of "
+                                f"runs: {sorted(silent_keys) or 'none'}; list it in runs (channel: false)")
+            if silent_keys[e.twin] != want:
+                raise TrucError(f"{path}: twin {e.twin} is trained for other rules than {e.config} with the channel off "
+                                f"(signals mode 'none'{', instructions off' if rules.options.get('instructions') else ''},"
+                                " every other option the same)")
+            out[e.config] = e.twin
+            continue
+        found = [c for c, k in silent_keys.items() if k == want]
+        if len(found) == 1:
+            out[e.config] = found[0]
     return out
 
 
@@ -260,6 +300,7 @@ def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, worker
     seeds of each channel config are also cross-played (reported in the config's entry) on
     ``crossplay_deals`` duplicate deals per cell (0: ``deals``).
     """
+    twins = {r.config: r.twin for runs in groups.values() for r in runs if r.twin}
     jobs = [(r, ana, deals) for runs in groups.values() for r in runs]
     xdeals = int(ana.get("crossplay_deals") or deals)
     cross = [(base, runs, ana, xdeals) for base, runs in groups.items()
@@ -285,24 +326,21 @@ def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, worker
              "runs": [r.name for r in runs], "per_seed": {r.name: per_run[r.name]["summary"] for r in runs},
              "conventions": {r.name: per_run[r.name].get("convention") for r in runs},
              "points": {k: mean_ci(v.mean(axis=0)) for k, v in pts.items()}, "_per_deal": pts}
+        c["seeds"] = [r.seed for r in runs]
         if runs[0].channel:
             for gap, other in (("channel_minus_muted", "muted"), ("channel_minus_shuffled", "shuffled")):
                 if other not in pts:
                     continue
                 d = pts["channel"] - pts[other]  # seeds x deals
-                c[gap] = {"over_deals": mean_ci(d.mean(axis=0)), "over_seeds": mean_ci(d.mean(axis=1))}
+                c[gap] = {"over_deals": mean_ci(d.mean(axis=0)),
+                          "over_seeds": over_runs(d.mean(axis=1), what=f"{label}: {gap} pooled")}
         if label in crossplay:
             c["cross_play"] = crossplay[label]
         configs[label] = c
-    for c in configs.values():
-        if c["channel"]:
-            continue
-        for other, oc in configs.items():
-            if oc["channel"] and oc["variant"] == c["variant"]:
-                d = oc["_per_deal"]["channel"].mean(axis=0) - c["_per_deal"]["channel"].mean(axis=0)
-                seeds = oc["_per_deal"]["channel"].mean(axis=1)[:, None] - c["_per_deal"]["channel"].mean(axis=1)
-                c.setdefault("channel_team_minus_twin", {})[other] = {
-                    "over_deals": mean_ci(d), "seed_pairs": mean_ci(seeds.ravel())}
+    for base in groups:
+        twin = twins.get(base)
+        if twin in groups:
+            pair_with_twin(configs[config_label(base)], configs[config_label(twin)], config_label(twin))
     for c in configs.values():
         c["_per_deal"] = {k: v.tolist() for k, v in c["_per_deal"].items()}
     log(per_seed_text(configs))
@@ -314,6 +352,26 @@ def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, worker
                 plot_cross_play(c["cross_play"], f"{img_prefix}_{label}_crossplay.png",
                                 f"{label}: cross-play of {len(c['runs'])} seeds vs {ana['against']}")
     return {"configs": configs}
+
+
+def pair_with_twin(c: dict, tc: dict, twin_label: str) -> None:
+    """Channel config ``c`` against its no-channel twin config ``tc``, on the same deals: per seed
+    (paired by deal), pooled over deals, and over runs, the runs as the units: paired by seed (the
+    seeds both trained) and as two groups (Welch). Written to ``c["channel_minus_twin"]``."""
+    ch, tw = c["_per_deal"]["channel"], tc["_per_deal"]["channel"]  # runs x deals
+    both = [s for s in c["seeds"] if s in tc["seeds"]]
+    i, j = [c["seeds"].index(s) for s in both], [tc["seeds"].index(s) for s in both]
+    d = ch[i] - tw[j]
+    c["channel_minus_twin"] = {
+        "twin": twin_label, "seeds": both,
+        "per_seed": {str(s): mean_ci(d[k]) for k, s in enumerate(both)},
+        "over_deals": mean_ci(d.mean(axis=0)),
+        "paired_by_seed": over_runs(ch[i].mean(axis=1), tw[j].mean(axis=1), paired=True,
+                                    what="channel - twin pooled"),
+        "welch_over_runs": over_runs(ch.mean(axis=1), tw.mean(axis=1), what="channel - twin pooled")}
+    for s in both:
+        name = next(n for n in c["runs"] if n.endswith(f"_s{s}"))
+        c["per_seed"][name]["channel_minus_twin"] = c["channel_minus_twin"]["per_seed"][str(s)]
 
 
 def plot_per_seed(label: str, c: dict, prefix: str, against: str) -> list[str]:
@@ -346,20 +404,27 @@ def plot_per_seed(label: str, c: dict, prefix: str, against: str) -> list[str]:
         fig.suptitle(f"{label}: P(signal | sender's hand class), per seed", fontsize=9)
         paths.append(save_figure(fig, f"{prefix}_conventions.png"))
         plt.close(fig)
-    gap = "channel_minus_muted"
-    rows = [(n.rsplit("_", 1)[-1], c["per_seed"][n][gap]) for n in c["runs"] if gap in c["per_seed"][n]]
-    if gap in c:
-        rows += [("pooled, deals", c[gap]["over_deals"]), ("pooled, seeds", c[gap]["over_seeds"])]
-    if rows:
-        fig, ax = plt.subplots(figsize=(5.0, 0.5 + 0.35 * len(rows)))
-        for i, (name, ci) in enumerate(rows):
-            ax.errorbar([ci["mean"]], [i], xerr=[[ci["mean"] - ci["lo"]], [ci["hi"] - ci["mean"]]], fmt="o",
-                        color="C1" if name.startswith("pooled") else "C0", capsize=3)
-        ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=7)
+    gaps = [g for g in ("channel_minus_shuffled", "channel_minus_twin", "channel_minus_muted")
+            if any(g in c["per_seed"][n] for n in c["runs"])]
+    names = [n.rsplit("_", 1)[-1] for n in c["runs"]] + ["pooled, deals", "pooled, runs"]
+    if gaps:
+        fig, ax = plt.subplots(figsize=(5.6, 0.7 + 0.42 * len(names)))
+        for k, g in enumerate(gaps):
+            pooled = c.get(g) or {}
+            cis = [c["per_seed"][n].get(g) for n in c["runs"]]
+            cis += [pooled.get("over_deals"), pooled.get("paired_by_seed", pooled.get("over_seeds"))]
+            for i, ci in enumerate(cis):
+                if ci is None or not np.isfinite(ci["lo"]):
+                    continue
+                ax.errorbar([ci["mean"]], [i + (k - (len(gaps) - 1) / 2) * 0.22],
+                            xerr=[[ci["mean"] - ci["lo"]], [ci["hi"] - ci["mean"]]], fmt="o", ms=4, color=f"C{k}",
+                            capsize=2, label=g.replace("_minus_", " - ") if i == 0 else None)
+        ax.set_yticks(range(len(names)), names, fontsize=7)
         ax.axvline(0, color="grey", lw=0.7)
         ax.invert_yaxis()
-        ax.set_xlabel(f"channel - muted, points per hand vs {against} (95% CI)", fontsize=8)
-        ax.set_title(f"{label}: what the learned channel is worth", fontsize=9)
+        ax.legend(fontsize=7)
+        ax.set_xlabel(f"points per hand vs {against} (95% CI; pooled over runs: the runs as the units)", fontsize=8)
+        ax.set_title(f"{label}: what the learned channel is worth, per seed", fontsize=9)
         paths.append(save_figure(fig, f"{prefix}_gaps.png"))
         plt.close(fig)
     return paths
@@ -380,7 +445,8 @@ def _analyse_run(job) -> tuple[str, dict]:
         with open(cached) as f:
             old = json.load(f)
         t = old["teams"][0] if "teams" in old else old
-        if old.get("against") == ana["against"] and old.get("deals") == deals and old.get("seed", 0) == 0:
+        if (old.get("against") == ana["against"] and old.get("deals") == deals and old.get("seed", 0) == 0
+                and old.get("controls") == CONTROLS):
             if not run.channel or "gap" not in t:
                 return run.name, {"points": t["_points"], "summary": {"points": mean_ci(t["_points"]["channel"])}}
             return run.name, {"points": t["_points"], "summary": {"points": t["points"]["channel"], **t["gap"]},
@@ -391,20 +457,23 @@ def _analyse_run(job) -> tuple[str, dict]:
     team = f"ppo:{run.policy}"
     rules = make_rules(run.variant, **run.options)
     if not run.channel or not ana.get("full", True):
-        # the points alone (and, with the channel, muted: the gap that matters, at a third of the cost)
+        # the points alone (and, with the channel, muted and shuffled: the gaps, without the information metrics)
         ch = play_hands(rules, team, ana["against"], deals, seed=0)
         per_deal = {"channel": ch.points.tolist()}
         summary = {"points": mean_ci(ch.points)}
-        out = {"team": team, "against": ana["against"], "deals": deals, "seed": 0}
+        out = {"team": team, "against": ana["against"], "deals": deals, "seed": 0, "controls": CONTROLS}
         if run.channel:
             mu = play_hands(rules, team, ana["against"], deals, seed=0, condition="muted").points
-            per_deal["muted"] = mu.tolist()
+            sh = play_hands(rules, team, ana["against"], deals, seed=0, condition="shuffled",
+                            bank=ch.tokens or [0]).points
+            per_deal["muted"], per_deal["shuffled"] = mu.tolist(), sh.tolist()
             summary["channel_minus_muted"] = mean_ci(ch.points - mu)
+            summary["channel_minus_shuffled"] = mean_ci(ch.points - sh)
             L = layout_of(rules)
             out["convention"] = convention_table(ch.events, L.signal_tokens, "strength")
             out["convention_top"] = convention_table(ch.events, L.signal_tokens, "top")
-            out["gap"] = {"channel_minus_muted": summary["channel_minus_muted"]}
-            out["points"] = {"channel": summary["points"], "muted": mean_ci(mu)}
+            out["gap"] = {k: summary[k] for k in ("channel_minus_muted", "channel_minus_shuffled")}
+            out["points"] = {"channel": summary["points"], "muted": mean_ci(mu), "shuffled": mean_ci(sh)}
             cached = os.path.join(folder, "summary.json")
         _write_json(cached, {**out, "_points": per_deal})
         return run.name, {"points": per_deal, "summary": summary, "convention": out.get("convention")}
@@ -435,9 +504,11 @@ def per_seed_text(configs: dict) -> str:
             if gap in c:
                 lines.append(f"  {gap}: over deals {fmt_ci(c[gap]['over_deals'])}, "
                              f"over seeds {fmt_ci(c[gap]['over_seeds'])}")
-        for other, v in c.get("channel_team_minus_twin", {}).items():
-            lines.append(f"  {other} team minus this twin: over deals {fmt_ci(v['over_deals'])}, "
-                         f"seed pairs {fmt_ci(v['seed_pairs'])}")
+        v = c.get("channel_minus_twin")
+        if v:
+            lines.append(f"  channel_minus_twin ({v['twin']}, seeds {v['seeds']}): over deals {fmt_ci(v['over_deals'])}, "
+                         f"over runs paired by seed {fmt_ci(v['paired_by_seed'])}, "
+                         f"Welch over runs {fmt_ci(v['welch_over_runs'])}")
         if "cross_play" in c:
             x = c["cross_play"]
             ratio = "undefined (SP <= 0)" if x["xp_sp_ratio"] is None else f"{x['xp_sp_ratio']:.3f}"

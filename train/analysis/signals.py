@@ -41,6 +41,7 @@ import numpy as np
 from agents import make_agent, spec_kind
 from agents.players.heuristic import HAND_WEIGHTS
 from train.analysis.info_theory import kl_divergence, mi_report, smooth, total_variation
+from train.analysis.signals_controls import check_twin, check_twins, pool_teams, pooled_text
 from train.eval.stats import mean_ci
 from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
@@ -52,7 +53,11 @@ from truc_env.game.view import strength_percentile
 from truc_env.io.atomic import atomic_write_text
 
 HAND_CLASSES = ("weak", "fair", "good", "strong")
-CONDITIONS = ("channel", "muted", "shuffled")
+# channel: as the agents choose; muted: the team's signals forced to none; shuffled: each team signal sent
+# as chosen but read by the partner as a token drawn from the team's own tokens (the marginal kept, the
+# information destroyed, in truthful modes too); redrawn: the sender's signal itself replaced by a drawn
+# token it may legally send (in truthful modes the re-draw still names a card it holds)
+CONDITIONS = ("channel", "muted", "shuffled", "redrawn")
 _WEIGHTS = HAND_WEIGHTS  # the heuristic agents' own weights: best card counts most
 
 
@@ -237,7 +242,9 @@ def play_hands(rules, team: str, against: str, deals: int, seed: int = 0, condit
     """Play ``deals`` duplicate deals (one hand each, both seatings) of ``team`` against ``against``.
 
     ``condition``: ``channel`` (as the agents choose), ``muted`` (team signals forced to ``none``),
-    ``shuffled`` (team signals drawn from ``bank``). ``influence``: how many receiver decisions get
+    ``shuffled`` (each team signal sent as chosen, but its partner reads a token drawn from ``bank``:
+    the team's own tokens, so the marginal is kept and the information destroyed), ``redrawn`` (the
+    sender's signal replaced by a legal token drawn from ``bank``). ``influence``: how many receiver decisions get
     the counterfactual re-query (0: none). ``agent_rules``: the Rules the agents are built for, when
     the hands are played under others (the interception sweep). ``against_rules``: the Rules the
     opponents are built for, when not those (an eavesdropper trained at another intercept than the
@@ -246,8 +253,8 @@ def play_hands(rules, team: str, against: str, deals: int, seed: int = 0, condit
     """
     if condition not in CONDITIONS:
         raise TrucError(f"condition must be one of {CONDITIONS}, got {condition!r}")
-    if condition == "shuffled" and not bank:
-        raise TrucError("the shuffled condition needs a bank of signals (the team's signals with the channel)")
+    if condition in ("shuffled", "redrawn") and not bank:
+        raise TrucError(f"the {condition} condition needs a bank of signals (the team's signals with the channel)")
     n, L = rules.players, layout_of(rules)
     if not rules.partnership:
         raise TrucError(f"{rules.variant}: signals exist only in partnership games")
@@ -280,17 +287,26 @@ def play_hands(rules, team: str, against: str, deals: int, seed: int = 0, condit
             hand = Episode(state, Dealer.seeded(rules, deal_seed))
             pending: dict[int, list[dict]] = {}
             draws = np.random.default_rng([seed, d, k, 17])
+            misread: list[tuple[int, int, int, int]] = []  # shuffled: (sender, signal, history entry, token read)
             for seat in hand.decisions():
                 legal = state.legal_actions()
                 mask = hand.mask()
                 ours = seat in seats
                 phase = state.phase
-                if ours and phase == "signal" and condition != "channel":
+                if ours and phase == "signal" and condition in ("muted", "redrawn"):
                     if condition == "muted":
                         action = L.signal
                     else:
                         ok = [t for t in bank if L.signal + t in legal]
                         action = L.signal + int(ok[int(draws.integers(len(ok)))]) if ok else L.signal
+                elif condition == "shuffled" and ours:
+                    view = state
+                    for sender, index, entry, token in misread:
+                        if sender == state.partner(seat):
+                            view = with_signal(view, index, token, entry)
+                    action = int(agents[seat].act(SeatObservation(view, seat, mask.copy()), mask.copy()))
+                    if phase == "signal":
+                        misread.append((seat, len(state.signals), len(state.history), int(bank[int(draws.integers(len(bank)))])))
                 else:
                     replying = pending.pop(seat, []) if ours and phase != "signal" else []
                     for ev in replying:
@@ -353,8 +369,10 @@ def _diff(a: np.ndarray, b: np.ndarray) -> dict:
 
 
 def analyze_team(rules, team: str, against: str, deals: int, seed: int = 0, sweep=(0.0, 0.25, 0.5, 0.75, 1.0),
-                 influence: int = 400, samples: int = 8, eps: float = 0.01, n_boot: int = 1000, factory=None) -> dict:
-    """Every single-team metric: signalling, listening, influence, convention, ablation gap, sweep."""
+                 influence: int = 400, samples: int = 8, eps: float = 0.01, n_boot: int = 1000, factory=None,
+                 twin: str | None = None) -> dict:
+    """Every single-team metric: signalling, listening, influence, convention, ablation gaps (muted,
+    shuffled and, given the team's no-channel ``twin``, channel - twin), sweep."""
     out: dict = {"team": team, "against": against, "deals": deals, "seed": seed}
     mirror = mirror_match(team, against)
     if mirror:
@@ -377,6 +395,14 @@ def analyze_team(rules, team: str, against: str, deals: int, seed: int = 0, swee
     out["gap"] = {"channel_minus_muted": _diff(ch.points, mu.points),
                   "channel_minus_shuffled": _diff(ch.points, sh.points)}
     per_deal = {"channel": ch.points.tolist(), "muted": mu.points.tolist(), "shuffled": sh.points.tolist()}
+    if twin:
+        # the twin plays its own Rules (no channel) on the same deck orders, the opponents built for them
+        silent = check_twin(rules, twin)
+        tw = play_hands(silent, twin, against, deals, seed, factory=factory).points
+        out["twin"] = twin
+        out["points"]["twin"] = mean_ci(tw)
+        out["gap"]["channel_minus_twin"] = _diff(ch.points, tw)
+        per_deal["twin"] = tw.tolist()
     rows = []
     for q in () if mirror else sweep or ():
         swept = with_intercept(rules, q)
@@ -384,7 +410,9 @@ def analyze_team(rules, team: str, against: str, deals: int, seed: int = 0, swee
             pts = ch.points
         else:
             pts = play_hands(swept, team, against, deals, seed, "channel", agent_rules=rules, factory=factory).points
-        rows.append({"intercept": float(q), "points": mean_ci(pts), "vs_private": _diff(pts, ch.points)})
+        # every hand as with private signals: nobody at the table reads what it intercepts
+        rows.append({"intercept": float(q), "points": mean_ci(pts), "vs_private": _diff(pts, ch.points),
+                     "unchanged": bool(np.array_equal(pts, ch.points))})
     out["sweep"] = rows
     out["_points"] = per_deal
     out["_events"] = ch.events
@@ -498,17 +526,26 @@ def cross_play(rules, teams: list[str], against: str, deals: int, seed: int = 0,
 def analyze(variant: str, options: dict | None, teams: list[str], against: str = "heuristic:honest",
             deals: int = 300, seed: int = 0, sweep=(0.0, 0.25, 0.5, 0.75, 1.0), influence: int = 400,
             samples: int = 8, eps: float = 0.01, crossplay: bool = True, out: str | None = None,
-            img_prefix: str | None = None, log=print, factory=None) -> dict:
-    """Analyse each team, cross-play them, and write ``summary.json``, ``report.md`` and PNGs to ``out``."""
+            img_prefix: str | None = None, log=print, factory=None, twins=(), pool: bool = False) -> dict:
+    """Analyse each team, cross-play them, and write ``summary.json``, ``report.md`` and PNGs to ``out``.
+
+    ``twins``: one no-channel twin per team (channel - twin beside channel - muted and - shuffled).
+    ``pool``: the teams are independent runs of one procedure: each gap pooled over them, the runs as
+    the units (at least 2)."""
     rules = make_rules(variant, **(options or {}))
     if not rules.partnership:
         raise TrucError(f"{variant}: signals exist only in partnership games; choose a 2 vs 2 variant")
+    check_twins(rules, list(teams), list(twins))  # before any hand is played
+    if pool and len(teams) < 2:
+        raise TrucError(f"a pooled figure needs at least 2 seeds (independent runs); got {len(teams)} --team")
     report: dict = {"variant": variant, "options": options or {}, "against": against, "deals": deals, "seed": seed,
-                    "signal_mode": rules.signals.mode, "teams": []}
-    for t in teams:
+                    "signal_mode": rules.signals.mode, "controls": 2, "teams": []}  # signals_runs.CONTROLS
+    for i, t in enumerate(teams):
         log(f"analysing {t} ({deals} duplicate deals against {against})")
         report["teams"].append(analyze_team(rules, t, against, deals, seed, sweep, influence, samples, eps,
-                                            factory=factory))
+                                            factory=factory, twin=twins[i] if twins else None))
+    if pool:
+        report["pooled"] = pool_teams(report["teams"])
     if crossplay and len(teams) > 1:
         log(f"cross-play among {len(teams)} teams")
         report["cross_play"] = cross_play(rules, teams, against, deals, seed, factory=factory)
@@ -553,18 +590,42 @@ def summary_text(report: dict) -> str:
                          f"action changed in {inf['changed_share']:.1%} of {inf['decisions']} decisions")
         p, g = t["points"], t["gap"]
         lines.append(f"  points: channel {fmt_ci(p['channel'])}, muted {fmt_ci(p['muted'])}, "
-                     f"shuffled {fmt_ci(p['shuffled'])}")
-        lines.append(f"  gap: channel-muted {fmt_ci(g['channel_minus_muted'])}, "
-                     f"channel-shuffled {fmt_ci(g['channel_minus_shuffled'])}")
-        for row in t.get("sweep", []):
-            lines.append(f"  intercept {row['intercept']:.2f}: {fmt_ci(row['points'])} "
-                         f"(vs private {fmt_ci(row['vs_private'])})")
+                     f"shuffled {fmt_ci(p['shuffled'])}"
+                     + (f", no-channel twin {fmt_ci(p['twin'])} ({t['twin']})" if "twin" in p else ""))
+        lines.append(f"  gap: channel-shuffled {fmt_ci(g['channel_minus_shuffled'])} (information), "
+                     + (f"channel-twin {fmt_ci(g['channel_minus_twin'])} (training with the channel), "
+                        if "channel_minus_twin" in g else "")
+                     + f"channel-muted {fmt_ci(g['channel_minus_muted'])}")
+        lines += sweep_lines(t.get("sweep", []))
+    if report.get("pooled"):
+        lines.append(pooled_text(report["pooled"]))
     xp = report.get("cross_play")
     if xp:
         lines.append(f"\ncross-play: SP {fmt_ci(xp['self_play'])}, XP {fmt_ci(xp['cross_play'])}, "
                      f"XP-SP {fmt_ci(xp['xp_minus_sp'])}, XP/SP "
                      + (f"{xp['xp_sp_ratio']:.2f}" if xp["xp_sp_ratio"] is not None else "n/a (SP <= 0)"))
     return "\n".join(lines)
+
+
+def sweep_lines(rows: list[dict]) -> list[str]:
+    """The interception sweep as text. Where every hand at every intercept is played as with private
+    signals, no opponent reads what it intercepts: one line says so instead of a column of zeros."""
+    swept = [r for r in rows if r["intercept"] > 0]
+    if not swept:
+        return []
+    if all(r.get("unchanged") for r in swept):
+        at = ", ".join(f"{r['intercept']:g}" for r in rows)
+        return [f"  interception sweep ({at}): every hand played exactly "
+                "as with private signals: no eavesdropper reads the channel here (the opponents ignore what they "
+                "intercept), so a leak is not measured; train one: --eavesdropper (docs/signals.md 'Leaks')"]
+    def note(r):
+        if r["intercept"] == 0:
+            return "(private signals)"
+        if r.get("unchanged"):
+            return "(every hand as with private signals: nobody reads the channel at this intercept)"
+        return f"(minus private signals {fmt_ci(r['vs_private'])})"
+
+    return [f"  intercept {r['intercept']:.2f}: {fmt_ci(r['points'])} {note(r)}" for r in rows]
 
 
 def report_markdown(report: dict, images: dict) -> str:
@@ -635,12 +696,13 @@ def plots(report: dict, out: str) -> dict:
         plt.close(fig)
 
         fig, ax = plt.subplots(figsize=(1.5 + 1.6 * len(teams), 3.2))
-        for k, cond in enumerate(CONDITIONS):
-            xs = np.arange(len(teams)) + (k - 1) * 0.27
+        shown = [c for c in ("channel", "muted", "shuffled", "twin") if all(c in t["points"] for t in teams)]
+        for k, cond in enumerate(shown):
+            xs = np.arange(len(teams)) + (k - (len(shown) - 1) / 2) * 0.8 / len(shown)
             ys = [t["points"][cond]["mean"] for t in teams]
             err = [[t["points"][cond]["mean"] - t["points"][cond]["lo"] for t in teams],
                    [t["points"][cond]["hi"] - t["points"][cond]["mean"] for t in teams]]
-            ax.bar(xs, ys, 0.27, yerr=err, label=cond, capsize=2)
+            ax.bar(xs, ys, 0.8 / len(shown), yerr=err, label=cond, capsize=2)
         ax.set_xticks(range(len(teams)), [_short(t["team"]) for t in teams], fontsize=7)
         ax.axhline(0, color="grey", lw=0.7)
         ax.set_ylabel(f"points per hand vs {_short(report['against'])}")

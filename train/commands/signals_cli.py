@@ -12,6 +12,7 @@ from agents import is_network
 from train import config
 from train.algos.signals_runs import run_experiment
 from train.analysis.signals import analyze, leak, leak_text, summary_text
+from train.analysis.signals_controls import check_twins, controls, controls_text
 from train.commands import flags
 from train.config import parse_options
 from truc_env.errors import TrucError
@@ -30,6 +31,15 @@ def add_arguments(p) -> None:
                    help="leak: an opponent trained at intercept 1 (ppo:PATH); with --twin, measures what the team's "
                         "intercepted signals cost it instead of the analysis (docs/signals.md 'Leaks')")
     p.add_argument("--twin", default=None, help="leak: the eavesdropper's twin trained identically at intercept 0")
+    p.add_argument("--silent-twin", action="append", default=[], metavar="SPEC", dest="silent_twins",
+                   help="the team's no-channel twin: trained with the channel off, same budget and seed (e.g. "
+                        "configs/signals/conv_ppo_le_truc_4p_none.yaml); one per --team, in order: adds channel - twin")
+    p.add_argument("--pool", action="store_true",
+                   help="the teams are independent runs (seeds) of one procedure: pool each gap over them, the runs "
+                        "as the units (at least 2 teams; with --silent-twin also paired by seed and Welch)")
+    p.add_argument("--controls", action="store_true",
+                   help="the positive and negative controls of channel - shuffled (heuristic:honest and "
+                        "deaf:heuristic:honest against random; --variant, default le_truc_4p; --deals, default 2000)")
     p.add_argument("--deals", type=flags.integer(1, 10**9), default=None,
                    help="duplicate deals per measurement, 2 hands each (default 300, or the experiment file's)")
     p.add_argument("--seed", type=flags.seed, default=0)
@@ -63,11 +73,18 @@ def check(args) -> None:
     _intercepts(args.sweep)
     if args.config:
         return
+    if args.controls and not args.team:
+        make_rules(args.variant or "le_truc_4p", **parse_options(args.options))
+        return
     if not args.variant or not args.team:
         raise TrucError("truc analyze signals needs --variant and at least one --team (or --config)")
     make_rules(args.variant, **parse_options(args.options))
     if (args.eavesdropper or args.twin) and not (args.eavesdropper and args.twin and len(args.team) == 1):
         raise TrucError("the leak measurement needs one --team, --eavesdropper and --twin")
+    if args.pool and len(args.team) < 2:
+        raise TrucError(f"--pool: a pooled figure needs at least 2 seeds (one --team per independent run); "
+                        f"got {len(args.team)}")
+    check_twins(make_rules(args.variant, **parse_options(args.options)), args.team, args.silent_twins)
 
 
 def run_cli(args) -> None:
@@ -76,10 +93,18 @@ def run_cli(args) -> None:
         run_experiment(args.config, steps=args.steps, train=not args.no_train,
                        deals=args.deals, overrides=args.set_pairs)
         return
+    if args.controls:
+        res = controls(args.variant or "le_truc_4p", parse_options(args.options), args.deals or 2000, args.seed)
+        print(controls_text(res))
+        if args.out:
+            config.output_folder(args.out, "--out")
+            atomic_write_text(os.path.join(args.out, "controls.json"), json.dumps(res, indent=1, default=float))
+        if not args.team:
+            return
     if not args.variant or not args.team:
         raise TrucError("truc analyze signals needs --variant and at least one --team (or --config)")
     options = parse_options(args.options)
-    if any(is_network(t) for t in args.team + [args.against, args.eavesdropper or "", args.twin or ""]):
+    if any(is_network(t) for t in args.team + args.silent_twins + [args.against, args.eavesdropper or "", args.twin or ""]):
         import torch  # small networks, one decision at a time: extra threads only contend
 
         torch.set_num_threads(1)
@@ -98,7 +123,8 @@ def run_cli(args) -> None:
     sweep = _intercepts(args.sweep)
     report = analyze(args.variant, options, args.team, args.against, args.deals or 300, args.seed, sweep, args.influence,
                      args.samples, out=args.out, img_prefix=args.img_prefix if args.out else None,
-                     log=lambda m: print(m, flush=True))
+                     log=lambda m: print(m, flush=True), twins=args.silent_twins, pool=args.pool,
+                     crossplay=not args.pool)
     print(summary_text(report))
     if args.out:
         print(f"\nresults in {args.out}/ (summary.json, report.md, PNGs)")

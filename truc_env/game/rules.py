@@ -245,7 +245,8 @@ def _signal_rules(spec: Variant, value: Any, partnership: bool) -> SignalRules:
         raise RulesError(f"{variant}: signals are only for partnership games (2 vs 2); this game has none")
     if mode == "senas" and spec.senas is None:
         with_senas = [v.name for v in VARIANTS.values() if v.senas is not None]
-        raise RulesError(f"{variant}: signals mode 'senas' exists only for {', '.join(with_senas)}")
+        raise RulesError(f"{variant}: signals mode 'senas' exists only for {', '.join(with_senas)}; {variant} "
+                         f"allows: {', '.join(m for m in SIGNAL_MODES if m != 'senas')}")
     vocab = value.get("vocab", 8)
     if isinstance(vocab, bool) or not isinstance(vocab, int) or not 1 <= vocab <= 64:
         raise RulesError(f"{variant}: signals vocab={vocab!r} is invalid; expected an integer in 1..64")
