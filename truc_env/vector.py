@@ -59,7 +59,7 @@ import numpy as np
 
 from .actions import layout_of
 from .checks import check_actions, check_seed
-from .engine import State, envido_points, possible_winners
+from .engine import State, possible_winners
 from .episode import Dealer, Episode, side_rewards
 from .errors import TrucError
 from .observe import CALL_KINDS, ENVIDO_CHAIN, ENVIDO_KINDS, ENVIDO_MAX_POINTS, FLOR_MIN_POINTS, encoder_of
@@ -384,10 +384,9 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
         p[K.P_A_FLOR] = L.FLOR
         p[K.P_O_FLOR], p[K.P_O_FLOR_WINNER] = enc.offset["flor"], enc.offset["flor_winner"]
         p[K.P_O_FLOR_POINTS], p[K.P_FLOR_MIN] = enc.offset["flor_points"], FLOR_MIN_POINTS
-    if r.envido or r.flor:  # the pips and suits envido_points and flor_points read
-        pips = [envido_points([c], r.family) for c in r.deck]
+    if r.envido or r.flor:  # the card numbers and suits hand_rules' envido and flor decisions read
         suits = sorted({r.family.suit_of(c) for c in r.deck})
-        p[K.P_PIP_OF:K.P_PIP_OF + D] = pips
+        p[K.P_NUMBER_OF:K.P_NUMBER_OF + D] = [int(r.family.rank_of(c)) for c in r.deck]
         p[K.P_SUIT_OF:K.P_SUIT_OF + D] = [suits.index(r.family.suit_of(c)) for c in r.deck]
     return p
 
