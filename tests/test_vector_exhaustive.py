@@ -42,6 +42,26 @@ class Walker:
         for x, row in zip(self.per_game, snap):
             x[b] = row
 
+    def force_deal(self, b: int, cards: list[list[str]]) -> None:
+        """Give game ``b`` (at the root of its hand, before any card is known to differ) the hands
+        ``cards`` (per seat) by renaming cards in its rows: the kernel's state stays consistent since
+        nothing at a hand's root but the hands and the deck names a card (no vira)."""
+        r, impl = self.r, self.v._impl
+        assert not r.vira and not r.put_pass, "force_deal renames cards: variants without card-bearing fields"
+        index = {r.family.format(c): i for i, c in enumerate(r.deck)}
+        dealer = int(self.v.dealers[b])
+        order = [(dealer + 1 + j) % r.players for j in range(r.players)]
+        want = [index[cards[seat][i]] for i in range(r.hand_size) for seat in order]
+        deck = impl._deck[b]
+        assert len(set(want)) == len(want)
+        perm = np.full(len(r.deck), -1, np.int64)
+        perm[deck[:len(want)]] = want
+        rest = [c for c in range(len(r.deck)) if c not in want]
+        perm[perm < 0] = rest
+        impl._deck[b] = perm[deck]
+        hands = impl.hands[b]
+        hands[hands >= 0] = perm[hands[hands >= 0]]
+
     def feed(self, st: State, deck, ptr: int) -> int:
         """The engine's chance nodes take the kernel's deck, as tests/test_vector.py's reference does."""
         while st.is_chance_node():
@@ -68,15 +88,22 @@ class Walker:
             return np.array(win_rewards(after), np.float32)
         return np.zeros(self.r.players, np.float32)
 
-    def walk(self, deals: int, max_nodes: int = 200_000) -> dict:
-        """Every decision of the first ``deals`` games of the reset, compared; returns counts."""
+    def walk(self, deals: int, forced=(), max_nodes: int = 200_000) -> dict:
+        """Every decision of the first ``deals`` games of the reset (the first of them dealt ``forced``
+        hands), compared; returns counts and the events the walk went through."""
         v = self.v
+        for b, cards in enumerate(forced):
+            self.force_deal(b, cards)
+        v._impl.step(np.full(WIDTH, -1, np.int32))  # every game waits: the seats, masks and observations afresh
         frontier = []  # (kernel snapshot, engine state, deck pointer)
-        for b in range(deals):
-            st = State(self.r, episode="hand", dealer=int(v.dealers[b]), score=[int(x) for x in v.scores[b]])
+        events: set[str] = set()
+        roots = [(int(v.dealers[b]), [int(x) for x in v.scores[b]], v.deck[b].copy()) for b in range(deals)]
+        for b, (dealer, score, _) in enumerate(roots):
+            st = State(self.r, episode="hand", dealer=dealer, score=score)
             ptr = self.feed(st, v.deck[b], 0)
             self.check(st, b, f"deal {b} root")
             frontier.append((self.snapshot(b), st, ptr))
+            events |= happened(st)
         nodes, leaves = len(frontier), 0
         while frontier:
             pairs = [(node, int(a)) for node in frontier for a in node[1].legal_actions()]
@@ -88,13 +115,14 @@ class Walker:
                     self.load(b, snap)
                     actions[b] = a
                 v._impl.step(actions)
-                for b, ((snap, st, ptr), a) in enumerate(chunk):
+                for b, ((_, st, ptr), a) in enumerate(chunk):
                     nxt = st.clone()
                     nxt.apply_action(a)
                     where = f"{self.r.variant} {self.r.options} after {[h[1] for h in nxt.history if h[0] >= 0]}"
                     want = self.expected_reward(st, nxt)
                     assert np.array_equal(v._rew[b], want), f"{where}: reward {v._rew[b]} vs engine {want}"
                     assert bool(v._done[b]) == nxt.is_terminal(), where
+                    events |= happened(nxt)
                     if nxt.is_terminal():
                         leaves += 1
                         continue
@@ -103,7 +131,29 @@ class Walker:
                     frontier.append((self.snapshot(b), nxt, nptr))
                     nodes += 1
             assert nodes <= max_nodes, f"the tree has more than {max_nodes} nodes: shrink the case"
-        return {"nodes": nodes, "leaves": leaves}
+        return {"nodes": nodes, "leaves": leaves, "events": events, "roots": roots}
+
+
+def happened(st: State) -> set[str]:
+    """What a state went through (the walk's coverage)."""
+    out = set()
+    if st.special:
+        out.add(st.special)
+    if st.old_hands:
+        out.add("redeal")
+    if st.all_in_accepted:
+        out.add("all_in")
+    if st.env_result is not None:
+        out.add("envido accepted")
+    if st.env_done and st.env_result is None and not st.flor_seats:
+        out.add("envido refused")
+    if st.flor_seats:
+        out.add("flor")
+    if st.phase == "flor":
+        out.add("flor against flor")
+    if st.flor_result is not None:
+        out.add("con flor quiero")
+    return out
 
 
 def engine_tree_size(rules, dealer: int, score, deck_order) -> tuple[int, int]:
@@ -130,24 +180,47 @@ def engine_tree_size(rules, dealer: int, score, deck_order) -> tuple[int, int]:
     return nodes, leaves
 
 
-# (variant, options, deals): shrunk heads-up hands, every kernel feature the variant has
+FLORS = [[["1e", "2e", "3e"], ["2o", "3o", "7o"]],  # flor against flor
+         [["1b", "2b", "3b"], ["2c", "3c", "7e"]],  # a flor against an envido of 25
+         [["7o", "2c", "3e"], ["1e", "7e", "2b"]]]  # no flor: envido of 28 against 7
+
+# (variant, options, deals, forced deals, events the walk must reach): shrunk heads-up hands
 CASES = [
-    ("le_truc", dict(ranks=3, hand_size=2, random_start_score=0.5), 3),  # redeal, mon reste, fold
-    ("put", dict(ranks=3, hand_size=2, random_start_score=0.5), 3),
-    ("truco_paulista", dict(players=2, ranks=3, hand_size=2, target=4, random_start_score=0.9), 4),  # eleven, iron
-    ("truco_mineiro", dict(players=2, ranks=3, hand_size=2, target=4, random_start_score=0.9), 3),
-    ("truco_argentino", dict(players=2, ranks=3, hand_size=2, max_raises=2, random_start_score=0.5), 3),  # envido
-    ("truco_argentino", dict(players=2, ranks=3, flor=True, max_raises=1, random_start_score=0.5), 3),  # flor
-    ("put_n", dict(players=3, ranks=3, hand_size=2), 2),  # put_n's own kernel
+    ("le_truc", dict(ranks=3, hand_size=2, random_start_score=0.5), 3, (), {"redeal", "all_in"}),
+    ("put", dict(ranks=3, hand_size=2, random_start_score=0.5), 3, (), {"all_in"}),
+    ("truco_paulista", dict(players=2, ranks=3, hand_size=2, target=4, random_start_score=0.9), 4, (),
+     {"eleven", "iron"}),
+    ("truco_mineiro", dict(players=2, ranks=3, hand_size=2, target=4, random_start_score=0.9), 3, (), {"eleven"}),
+    ("truco_argentino", dict(players=2, ranks=3, hand_size=2, max_raises=2, random_start_score=0.5), 3, (),
+     {"envido accepted", "envido refused"}),
+    ("truco_argentino", dict(players=2, ranks=2, flor=True, max_raises=1, target=15, random_start_score=0.5), 3, FLORS,
+     {"flor", "flor against flor", "con flor quiero", "envido accepted", "envido refused"}),
+    ("put_n", dict(players=3, ranks=3, hand_size=2), 2, (), set()),  # put_n's own kernel
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{'-'.join(f'{k}={v}' for k, v in c[1].items())}" for c in CASES])
+def _id(case):
+    return case[0] + "".join(f"-{k}={v}" for k, v in case[1].items())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
 def test_every_decision_of_fixed_deals_matches_the_engine(case):
-    variant, options, deals = case
-    w = Walker(variant, seed=3, **options)
-    v = w.v
-    want = [engine_tree_size(w.r, int(v.dealers[b]), v.scores[b], v.deck[b]) for b in range(deals)]
-    out = w.walk(deals)
+    variant, options, deals, forced, must_reach = case
+    w = Walker(variant, seed=9, **options)
+    out = w.walk(deals, forced)
+    want = [engine_tree_size(w.r, dealer, score, deck) for dealer, score, deck in out["roots"]]
     assert out["nodes"] == sum(n for n, _ in want) and out["leaves"] == sum(k for _, k in want), (out, want)
     assert out["leaves"] > deals
+    assert must_reach <= out["events"], f"the walk never reached {must_reach - out['events']}"
+
+
+def test_a_planted_kernel_bug_is_caught():
+    """Negative control: a kernel that capped the raises at two (le_truc has no cap) differs from the engine
+    only deep in the tree, at a third raise: the walk finds it."""
+    from truc_env import _vector_kernels as K
+
+    w = Walker("le_truc", seed=9, ranks=3, hand_size=2)
+    assert w.v._impl.p[K.P_MAX_RAISES] == -1
+    w.v._impl.p[K.P_MAX_RAISES] = 2
+    with pytest.raises(AssertionError, match="mask"):
+        w.walk(2)
