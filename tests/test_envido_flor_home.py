@@ -29,7 +29,8 @@ from truc_env.engine import State
 
 ROOT = Path(__file__).resolve().parents[1]
 DECISIONS = ("envido_pip", "envido_score", "has_flor", "flor_score", "wins_announcement", "envido_open",
-             "may_raise_envido", "envido_stake", "envido_refused_stake", "must_sing", "flor_stake")
+             "may_call_envido", "may_envido_on_truco", "may_raise_envido", "envido_stake", "envido_refused_stake",
+             "must_sing", "flor_stake")
 TWO_FLORS = (["1e", "7e", "3e"], ["4o", "5o", "6o"])
 
 

@@ -50,6 +50,8 @@ DOMAINS = {  # every argument's values: the whole range the kernel's rules can g
     "wins_announcement": [range(36), range(36), B],
     "envido_open": [B, B, range(3), range(3), B],
     "may_raise_envido": [range(3), range(4), range(3)],
+    "may_call_envido": [B, B],
+    "may_envido_on_truco": [B, B, range(4)],
     "envido_stake": [range(12), range(3), (15, 30), range(31)],
     "envido_refused_stake": [range(12)],
     "must_sing": [B, range(3), B, B, B],

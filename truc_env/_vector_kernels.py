@@ -260,6 +260,8 @@ _flor_score = _shared(hand_rules.flor_score)
 _wins_announcement = _shared(hand_rules.wins_announcement)
 _envido_open = _shared(hand_rules.envido_open)
 _may_raise_envido = _shared(hand_rules.may_raise_envido)
+_may_call_envido = _shared(hand_rules.may_call_envido)
+_may_envido_on_truco = _shared(hand_rules.may_envido_on_truco)
 _envido_stake = _shared(hand_rules.envido_stake)
 _envido_refused_stake = _shared(hand_rules.envido_refused_stake)
 _must_sing = _shared(hand_rules.must_sing)
@@ -1013,11 +1015,11 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
         if _may_redeal(p[P_REDEAL], g[b, F_REDEAL_USED], g[b, F_PLAY_STARTED], seat, _next_seat(g[b, F_DEALER], p[P_N]),
                        p[P_N], p[P_D] - g[b, F_DRAWN], hs):
             mask[b, p[P_A_REDEAL]] = 1
-        if _envido_open_now(b, g, p):  # before his own card of the first trick (all his cards still held)
+        if p[P_ENVIDO]:  # before his own card of the first trick (all his cards still held)
             held = 0
             for i in range(hs):
                 held += hands[b, seat, i] >= 0
-            if held == hs:
+            if _may_call_envido(_envido_open_now(b, g, p), held < hs):
                 for k in range(3):
                     mask[b, p[P_A_ENVIDO] + k] = 1
         if p[P_FLOR] and _sings_now(b, g, p, hands, seat):  # flor is compulsory: sing it (or fold) before anything else
@@ -1031,7 +1033,7 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
         if g[b, F_CALL_KIND] == K_RAISE and _may_counter(p[P_COUNTER], g[b, F_CALL_LEVEL], p[P_LADDER_TOP],
                                                          _raise_budget(g[b, F_RAISES], p[P_MAX_RAISES], 1)):
             mask[b, p[P_A_RAISE]] = 1
-        if g[b, F_CALL_KIND] == K_RAISE and g[b, F_CALL_LEVEL] == 1 and _envido_open_now(b, g, p):
+        if _may_envido_on_truco(_envido_open_now(b, g, p), g[b, F_CALL_KIND] == K_RAISE, g[b, F_CALL_LEVEL]):
             for k in range(3):  # envido goes first: the answer to the first truco may be an envido
                 mask[b, p[P_A_ENVIDO] + k] = 1
         if p[P_FLOR] and _sings_now(b, g, p, hands, seat):  # flor is sung before answering a truco

@@ -34,7 +34,9 @@ from .hand_rules import (
     hand_value,
     has_flor,
     may_all_in,
+    may_call_envido,
     may_counter,
+    may_envido_on_truco,
     may_raise,
     may_raise_envido,
     may_redeal,
@@ -620,11 +622,11 @@ class State:
         return envido_open(self.rules.envido, self.env_done, self.trick_no, self.level, bool(self.flor_seats))
 
     def _envido_open_at_turn(self, seat: int) -> bool:
-        return self._envido_open() and not self._has_played_this_hand(seat)
+        return may_call_envido(self._envido_open(), self._has_played_this_hand(seat))
 
     def _envido_open_for_answer(self, seat: int) -> bool:
         # "envido goes first": the answer to the first truco, in the first trick
-        return self.call_kind == "raise" and self.call_level == 1 and self._envido_open()
+        return may_envido_on_truco(self._envido_open(), self.call_kind == "raise", self.call_level)
 
     def _has_flor(self, seat: int) -> bool:
         return holds_flor(self.dealt_hands[seat], self.rules.family)

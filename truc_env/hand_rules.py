@@ -195,6 +195,16 @@ def envido_open(envido: bool, settled: bool, trick: int, level: int, flor_sung: 
     return envido and not settled and trick == 0 and level == 0 and not flor_sung
 
 
+def may_call_envido(envido_open: bool, played: bool) -> bool:
+    """May a seat call envido at his turn: while it is open (:func:`envido_open`), before his own card."""
+    return envido_open and not played
+
+
+def may_envido_on_truco(envido_open: bool, raise_pending: bool, call_level: int) -> bool:
+    """"Envido goes first": may the answerer of the first truco (a raise to rung 1) call envido instead?"""
+    return envido_open and raise_pending and call_level == 1
+
+
 def may_raise_envido(last: int, envidos: int, kind: int) -> bool:
     """May the answerer of an envido chain whose last call is ``last`` (``envidos``: the plain envidos
     in it) raise it with ``kind``? After envido: envido (twice at most), real or falta; after real:
