@@ -633,7 +633,7 @@ class State:
 
     def _must_sing(self, seat: int) -> bool:
         """A flor holder whose side's flor is not settled yet, in the first trick (docs/rules.md §6)."""
-        r = self.rules
+        r = self.rules  # r.flor first: no hand is read where the variant has no flor
         return r.flor and must_sing(r.flor, self.trick_no, r.side(seat) in self.flor_sides,
                                     self._has_played_this_hand(seat), self._has_flor(seat))
 
