@@ -43,6 +43,19 @@ DOMAINS = {  # every argument's values: the whole range the kernel's rules can g
     "eleven_seat": [range(4), (2, 4), range(0, 13), (3, 11)],
     "trick_lead": [range(-1, 4), SEAT + (4, 5), range(-1, 6), range(4), range(6), range(6)],  # put_n: side = seat
     "signal_audience": [range(4), SEAT[1:], (4,), B],
+    "envido_pip": [range(0, 14)],
+    "envido_score": [range(8), range(-1, 4)] * 3,
+    "has_flor": [range(-1, 4)] * 3,
+    "flor_score": [range(8)] * 3,
+    "wins_announcement": [range(36), range(36), B],
+    "envido_open": [B, B, range(3), range(3), B],
+    "may_raise_envido": [range(3), range(4), range(3)],
+    "may_call_envido": [B, B],
+    "may_envido_on_truco": [B, B, range(4)],
+    "envido_stake": [range(12), range(3), (15, 30), range(31)],
+    "envido_refused_stake": [range(12)],
+    "must_sing": [B, range(3), B, B, B],
+    "flor_stake": [B, B],
 }
 
 

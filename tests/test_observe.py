@@ -185,3 +185,63 @@ def test_flor_against_flor_question_and_announced_result():
         assert "flor 1:38" in info_state_string(s, seat)
     # layouts without flor keep their decision kinds
     assert encoder_of(make_rules("truco_argentino", players=2)).n_decisions == enc.n_decisions - 1
+
+
+@pytest.mark.parametrize("variant,options", CONFIGS)
+def test_named_pieces_are_the_sections(variant, options):
+    """``encoder.piece(name)``: the slice and shape of a section, ``at`` the flat position of an entry."""
+    from truc_env import TrucError
+
+    enc = encoder_of(make_rules(variant, **options))
+    vec = np.arange(enc.info_size, dtype=np.float32)
+    views = enc.pieces(vec)
+    assert set(views) == {name for name, _, _, _ in enc.table(info_state=True)}
+    for name, view in views.items():
+        piece = enc.piece(name)
+        assert enc.has(name) and enc.offset_of(name) == piece.offset
+        assert np.array_equal(vec[piece.slice].reshape(piece.shape), view), name
+        first = tuple(d - 1 for d in piece.shape)  # the last entry, by its full index
+        assert vec[piece.at(*first)] == view[first], name
+    assert not enc.has("no_such_piece") and enc.offset_of("no_such_piece") == -1
+    with pytest.raises(TrucError, match="no observation piece"):
+        enc.piece("no_such_piece")
+    with pytest.raises(TrucError, match="outside"):
+        enc.piece("hand").at(enc.D)
+
+
+@pytest.mark.parametrize("variant,options", CONFIGS)
+def test_card_blocks_are_the_card_columns(variant, options):
+    """Each block is D columns in deck order that the encoder fills with one card: a relabelling permutes them."""
+    rules = make_rules(variant, **options)
+    enc = encoder_of(rules)
+    for info_state in (False, True):
+        blocks = enc.card_blocks(info_state)
+        cols = [o + i for o in blocks for i in range(enc.D)]
+        assert len(set(cols)) == len(cols) and max(cols) < (enc.info_size if info_state else enc.size)
+        names = {"hand", "played"} | ({"first_hand"} if rules.redeal else set()) | ({"history"} if info_state else set())
+        owner = {next(n for n, o, s, _ in enc.table(info_state=True) if o <= b < o + s) for b in blocks}
+        assert owner == names
+    rng = np.random.default_rng(1)
+    for s in random_states(rules, rng, games=1):
+        for seat in range(rules.players):
+            x = enc.encode(s, seat, info_state=True)
+            hands = 1 + rules.redeal  # the own hand (and first hand) blocks first, then one card per block
+            for o in enc.card_blocks(True)[hands:]:
+                assert x[o:o + enc.D].sum() <= 1.0
+
+
+def test_no_module_outside_observe_computes_an_observation_offset():
+    """Offsets and shapes come from the encoder's named pieces (piece, has, offset_of, card_blocks)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    pattern = re.compile(r"\.offset\[|\.offset\.get\(|\.shape\[[\"']|\bhistory_width\b")
+    found = []
+    for folder in ("truc_env", "agents", "train", "scripts", "benchmarks"):
+        for path in (root / folder).rglob("*.py"):
+            if path.name == "observe.py":
+                continue
+            found += [f"{path.relative_to(root)}:{i}" for i, line in enumerate(path.read_text().splitlines(), 1)
+                      if pattern.search(line)]
+    assert not found, found

@@ -231,3 +231,25 @@ def test_shimmy_wrapper_keeps_the_settings():
         for _ in env.agent_iter():
             _, _, termination, truncation, info = env.last()
             env.step(None if termination or truncation else int(np.flatnonzero(info["action_mask"])[0]))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_game_string_shows_resolved_settings_and_no_placeholders(variant):
+    """str(game) shows what the game is (the README's promise): its hand size, ranks and first dealer, none of
+    another variant's options and no empty or -1 placeholder; loading it gives the same game."""
+    import re
+
+    from truc_env.game.rules import option_specs
+
+    game = pyspiel.load_game("python_truc", {"variant": variant})
+    text = str(game)
+    rules = game.new_initial_state().s.rules
+    assert not re.search(r"=(,|\)|-1\b)", text), text
+    assert f"hand_size={rules.hand_size}," in text and f"ranks={len(rules.ranking)}," in text
+    assert (f"dealer={rules.first_dealer}," in text) if rules.first_dealer != "random" else "first_dealer=random" in text
+    others = {name for v in VARIANTS for name in option_specs(v)} - set(option_specs(variant)) - {"players", "signals"}
+    assert not [name for name in others if f"{name}=" in text.replace("first_dealer=", "")], text
+    again = pyspiel.load_game(text)
+    assert str(again) == text and again.new_initial_state().s.rules == rules
+    capped = pyspiel.load_game("python_truc", {"variant": variant, "max_raises": 2})
+    assert "max_raises=2," in str(capped)

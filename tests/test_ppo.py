@@ -325,5 +325,9 @@ def test_plots_name_the_algorithm_and_write_a_lone_point_as_text(tmp_path, monke
     for ax in (a for fig in figs for a in fig.axes):  # no panel holds a single point on a degenerate axis
         assert not ax.lines and not ax.collections and "one measurement" in ax.texts[0].get_text()
     figs.clear()
-    ppo.plot_curves(one * 3, str(tmp_path / "c.png"), title="PPO t")  # three points: curves
+    ppo.plot_curves(one * 3, str(tmp_path / "c.png"), title="PPO t")  # three at one step: still no curve
+    assert not any(ax.lines for ax in figs[0].axes)
+    figs.clear()
+    three = [{**one[0], "global_step": 256 * k} for k in (1, 2, 3)]
+    ppo.plot_curves(three, str(tmp_path / "c.png"), title="PPO t")  # three steps: curves
     assert all(ax.lines for ax in figs[0].axes)

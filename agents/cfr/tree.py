@@ -79,7 +79,8 @@ from agents.cfr.labels import (  # noqa: F401  (the label constants are part of 
 )
 from agents.cfr.unfold import memo_arrays, unfold_memo
 from truc_env.errors import TrucError
-from truc_env.game.engine import CHANCE, TERMINAL, State
+from truc_env.game.engine import CHANCE, TERMINAL, State, envido_cards
+from truc_env.game.hand_rules import envido_score, flor_score, has_flor, wins_announcement
 from truc_env.game.rules import Rules
 
 MAX_ENVIDO_SEQUENCES = 10 ** 5  # 20,160 (8 cards, 3 each) build 11 M public nodes in 7 GB
@@ -228,23 +229,17 @@ def vira_subgames(rules: Rules) -> list[tuple[int, float, tuple]]:
 
 def hand_envido(ab: CardAbstraction) -> list[int]:
     """Envido points of every hand (with envido every card is its own class, so a hand is its cards)."""
-    from truc_env.game.engine import envido_points
-
     card_of = {k: c for c, k in ab.card_class.items()}
-    return [envido_points([card_of[k] for k in hand], ab.rules.family) for hand in ab.hands]
+    return [envido_score(*envido_cards([card_of[k] for k in hand], ab.rules.family)) for hand in ab.hands]
 
 
 def hand_flor(ab: CardAbstraction) -> list[int]:
     """Flor points of every hand, 0 for a hand without flor (with flor every card is its own class)."""
-    from truc_env.game.engine import flor_points
-
-    fam = ab.rules.family
     card_of = {k: c for c, k in ab.card_class.items()}
     out = []
     for hand in ab.hands:
-        cards = [card_of[k] for k in hand]
-        flor = len(cards) == 3 and len({fam.suit_of(c) for c in cards}) == 1
-        out.append(flor_points(cards, fam) if flor else 0)
+        p0, s0, p1, s1, p2, s2 = envido_cards([card_of[k] for k in hand], ab.rules.family)
+        out.append(flor_score(p0, p1, p2) if has_flor(s0, s1, s2) else 0)
     return out
 
 
@@ -262,7 +257,7 @@ def envido_outcomes(ab: CardAbstraction, dealer: int, values: list[int] | None =
     out = []
     for holder in (0, 1):
         for v in sorted(set(values) - ({0} if flor else set())):
-            lose = [h for h, x in enumerate(values) if (x <= v if holder == mano else x < v) and (x or not flor)]
+            lose = [h for h, x in enumerate(values) if wins_announcement(v, x, holder == mano) and (x or not flor)]
             if lose:
                 win = values.index(v)
                 out.append((holder, v, [card_of[k] for k in ab.hands[win]], [card_of[k] for k in ab.hands[lose[0]]]))
@@ -270,11 +265,18 @@ def envido_outcomes(ab: CardAbstraction, dealer: int, values: list[int] | None =
 
 
 def constraint(kind: str, holder: int, points: int, seat: int, dealer: int) -> tuple:
-    """``(kind, test, v)``: the holder has ``v`` points of ``kind`` (envido or flor_points), the other
-    seat at most ``v`` if the holder is the mano (who wins ties), else less."""
+    """``(kind, test, v)``: the holder has ``v`` points of ``kind`` (envido or flor_points); the other
+    seat's points lose to them (``"beaten"``, with whether the holder is the mano, who wins ties)."""
     if seat == holder:
         return (kind, "eq", points)
-    return (kind, "le", points) if holder == (dealer + 1) % 2 else (kind, "lt", points)
+    return (kind, "beaten", points, holder == (dealer + 1) % 2)
+
+
+def holds_constraint(points: int, con: tuple) -> bool:
+    """Does a hand with ``points`` (of the constraint's kind) meet an announcement's ``con``?"""
+    if con[1] == "eq":
+        return points == con[2]
+    return wins_announcement(con[2], points, con[3])
 
 
 def expand_situations(rules: Rules, dealer: int, score, abstraction: str, vira: int | None, verbose: bool = False):
@@ -459,13 +461,11 @@ def unfold(ab: CardAbstraction, root_sit: int, sit_actor: list, sit_edges: list,
     announces = any(q == NATURE for q in sit_actor)
     points = {"envido": hand_envido(ab) if announces and ab.rules.envido else None,
               "flor_points": hand_flor(ab) if ab.rules.flor else None}
-    test = {"eq": lambda x, v: x == v, "le": lambda x, v: x <= v, "lt": lambda x, v: x < v}
 
     def holds(h: int, con: tuple) -> bool:
         if con[0] == "flor":
             return bool(points["flor_points"][h]) == bool(con[1])
-        kind, how, v = con
-        return test[how](points[kind][h], v)
+        return holds_constraint(points[con[0]][h], con)
 
     def hand_set(P: tuple, cons: tuple = ()) -> int:
         s = hs_index.get((P, cons))

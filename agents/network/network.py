@@ -171,8 +171,8 @@ def _strength_plan(rules) -> tuple:
         for i, row in enumerate(rows):
             pct = percentiles(tuple(row))
             table[i] = [pct.get(c, 0.0) for c in rules.deck]
-        span = {name: slice(enc.offset[name], enc.offset[name] + int(np.prod(enc.shape[name])))
-                for name in ("hand", "played", "trick_winner", "active", "vira") if name in enc.offset}
+        span = {name: enc.piece(name).slice for name in ("hand", "played", "trick_winner", "active", "vira")
+                if enc.has(name)}
         mine = np.array([rules.side(r) == rules.side(0) for r in range(n)])
         plan = _STRENGTH_PLANS[rules.key] = (n, hs, D, table, span, mine)
     return plan

@@ -73,11 +73,8 @@ class BatchHeuristic:
         D, hs, n = len(rules.deck), rules.hand_size, rules.players
         self.D, self.hs, self.n = D, hs, n
 
-        def span(name):
-            return slice(enc.offset[name], enc.offset[name] + int(np.prod(enc.shape[name])))
-
-        self.span = {k: span(k) for k in ("decision", "hand", "played", "trick_winner", "stake", "call", "vira")
-                     if k in enc.offset}
+        self.span = {k: enc.piece(k).slice for k in ("decision", "hand", "played", "trick_winner", "stake", "call", "vira")
+                     if enc.has(k)}
         self.phase_of = {p: i for i, p in enumerate(enc.decisions)}
         self.call_of = {"raise": 0, "all_in": 1, "redeal": 2}  # observe.CALL_KINDS
         # each card's percentile as the per-state player computes it, under every ranking of a hand

@@ -254,9 +254,9 @@ class Part:
         pct_of = percentiles(tuple(root_state(rules, tree.dealer, tree.score, after, tree.vira).strength))
         self.pct = np.array([pct_of.get(c, 0.0) for c in enc.L.deck], dtype=np.float32)
         self.hand_counts = np.array([ab.counts(h) for h in ab.hands], dtype=np.int64)
-        self.o_hand = enc.offset["hand"]
+        self.o_hand = enc.piece("hand").offset
         self.L_play = enc.L.play
-        self.o_first = enc.offset.get("first_hand", -1) if (rules.redeal and after) else -1
+        self.o_first = enc.offset_of("first_hand") if after else -1
         self.o_strength = enc.size if features == "observation+strength" else -1
         self.first_bits = first_bits if after else np.zeros((1, 2, enc.D), dtype=np.float32)
         n_isets = solver.n_infosets
@@ -500,7 +500,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
     ab = parts[-1].tree.abstraction
     M = _class_matrix(rules, ab)
     blocks = card_blocks(rules, cfg.features)
-    o_slots = encoder_of(rules).offset["slots"]
+    o_slots = encoder_of(rules).piece("slots").offset
     shares = [cfg.cont_share, 1.0 - cfg.cont_share] if len(parts) == 2 else [1.0]
     ppo_cfg = PPOConfig(variant=cfg.variant, options=dict(cfg.options), hidden=list(cfg.hidden),
                         features=cfg.features, seed=cfg.seed)

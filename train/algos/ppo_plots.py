@@ -15,10 +15,11 @@ def run_title(cfg: PPOConfig, rules) -> str:
 
 
 def _single_point(ax, xs: list, ys: list, what: str) -> bool:
-    """Write a series of one measurement as text, not as a lone marker on a degenerate axis; True if it did."""
-    if len(xs) > 1:
+    """Write a series of one measurement (or several at one step, as a resumed run can log) as text, not
+    as markers on a degenerate axis; True if it did."""
+    if len(set(xs)) > 1:
         return False
-    ax.text(0.5, 0.5, f"{what}: one measurement\n{ys[0]:.4g} at step {xs[0]:,}" if xs else f"{what}: none",
+    ax.text(0.5, 0.5, f"{what}: one measurement\n{ys[-1]:.4g} at step {xs[-1]:,}" if xs else f"{what}: none",
             ha="center", va="center", transform=ax.transAxes)
     ax.set_xticks([])
     ax.set_yticks([])

@@ -82,9 +82,9 @@ class Relabellings:
         if not len(rows):
             return x
         r, enc = self.rules, self.enc
-        n, ntok, w = r.players, enc.n_tokens, enc.signal_width
+        n, ntok = r.players, enc.n_tokens
         for i in range(enc.signal_slots):
-            b = enc.offset["signals"] + i * w
+            b = enc.piece("signals").at(i)
             rel = np.argmax(x[rows, b + 1:b + 1 + n], axis=1)
             own = (x[rows, b] != 0) & (self.side_of[(seats + rel) % n] == self.side_of[seats])
             sel = rows[own]

@@ -44,8 +44,8 @@ def node_inputs(tree: PublicTree, rules: Rules, features: str, after_redeal: boo
     enc = encoder_of(rules)
     L = enc.L
     D, hs, C = enc.D, rules.hand_size, ab.n_classes
-    o_hand, o_slots = enc.offset["hand"], enc.offset["slots"]
-    o_first = enc.offset.get("first_hand", -1) if rules.redeal else -1
+    o_hand, o_slots = enc.piece("hand").offset, enc.piece("slots").offset
+    o_first = enc.offset_of("first_hand")
     o_strength = enc.size if features == "observation+strength" else -1
     n = tree.n_nodes
     rows: list = [None] * n

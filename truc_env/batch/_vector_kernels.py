@@ -32,7 +32,7 @@ from numba.core.cpu import CPUTargetOptions
 
 from truc_env.batch import _kernel_cache  # noqa: F401 (the cache's place, before any njit)
 from truc_env.game import hand_rules
-from truc_env.game.hand_rules import ELEVEN, IRON
+from truc_env.game.hand_rules import ELEVEN, ENVIDO, IRON, NO_SUIT
 
 # ---------------------------------------------------------------------------- parameters (p[P_*])
 P_N = 0  # players
@@ -138,8 +138,8 @@ P_FLOR_MIN = 94  # the lowest flor points (the flor_points section starts there)
 MAX_DECK = 64
 P_RANK_OF = 96  # .. + D: each deck card's rank, as an index into the deck's ranks (instruct <rank>)
 P_BASE_STRENGTH = P_RANK_OF + MAX_DECK  # .. + D: each deck card's strength (instruct high / low; no vira)
-P_PIP_OF = P_BASE_STRENGTH + MAX_DECK  # .. + D: each deck card's envido pip (10-12 count 0)
-P_SUIT_OF = P_PIP_OF + MAX_DECK  # .. + D: each deck card's suit index
+P_NUMBER_OF = P_BASE_STRENGTH + MAX_DECK  # .. + D: each deck card's number (1-7, 10-12: the envido pips' source)
+P_SUIT_OF = P_NUMBER_OF + MAX_DECK  # .. + D: each deck card's suit index
 P_PARTNER = P_SUIT_OF + MAX_DECK  # .. + 4: Rules.partner of each seat
 N_PARAMS = P_PARTNER + 4
 
@@ -254,6 +254,19 @@ _special_hand = _shared(hand_rules.special_hand)
 _eleven_seat = _shared(hand_rules.eleven_seat)
 _trick_lead = _shared(hand_rules.trick_lead)
 _signal_audience = _shared(hand_rules.signal_audience)
+_envido_pip = _shared(hand_rules.envido_pip)
+_envido_score = _shared(hand_rules.envido_score)
+_has_flor = _shared(hand_rules.has_flor)
+_flor_score = _shared(hand_rules.flor_score)
+_wins_announcement = _shared(hand_rules.wins_announcement)
+_envido_open = _shared(hand_rules.envido_open)
+_may_raise_envido = _shared(hand_rules.may_raise_envido)
+_may_call_envido = _shared(hand_rules.may_call_envido)
+_may_envido_on_truco = _shared(hand_rules.may_envido_on_truco)
+_envido_stake = _shared(hand_rules.envido_stake)
+_envido_refused_stake = _shared(hand_rules.envido_refused_stake)
+_must_sing = _shared(hand_rules.must_sing)
+_flor_stake = _shared(hand_rules.flor_stake)
 
 
 @helper
@@ -594,10 +607,9 @@ def _accept_call(b, g, kind, caller):
 
 
 @helper
-def _envido_open(b, g, p):
+def _envido_open_now(b, g, p):
     """Envido may still be called: first trick, no truco accepted, not settled (engine State._envido_open)."""
-    return p[P_ENVIDO] and not g[b, F_ENV_DONE] and g[b, F_TRICKS] == 0 and g[b, F_LEVEL] == 0 \
-        and not g[b, F_FLOR_SEATS]
+    return _envido_open(p[P_ENVIDO], g[b, F_ENV_DONE], g[b, F_TRICKS], g[b, F_LEVEL], g[b, F_FLOR_SEATS] != 0)
 
 
 @unit
@@ -615,32 +627,44 @@ def _open_envido(b, g, p, seat, kind):
 
 @helper
 def _envido_value(b, g, p, calls):
-    """Points of the first ``calls`` envido calls: 2 per envido, 3 per real envido; falta: the leader's lack."""
+    """Points of the first ``calls`` envido calls (hand_rules.envido_stake, call by call)."""
     v = 0
+    top = max(g[b, F_SCORE], g[b, F_SCORE + 1])
     for i in range(calls):
-        kind = g[b, F_ENV_CALLS + i]
-        if kind == 2:
-            return p[P_TARGET] - max(g[b, F_SCORE], g[b, F_SCORE + 1])
-        v += 2 if kind == 0 else 3
+        v = _envido_stake(v, g[b, F_ENV_CALLS + i], p[P_TARGET], top)
     return v
 
 
 @helper
-def _envido_points(b, p, hands, played, seat):
-    """20 + the two highest pips of two cards of one suit, else the highest pip (engine.envido_points)."""
+def _dealt_card(b, p, hands, played, seat, k):
+    """The ``k``-th of the seat's dealt cards still known in the first trick (held, then the one he
+    played in it), or -1: the cards envido and flor count."""
     hs = p[P_HS]
-    best = 0
-    for i in range(hs + 1):  # the dealt cards: those still held and the one played in trick 1
+    for i in range(hs + 1):
         c = hands[b, seat, i] if i < hs else played[b, seat, 0]
-        if c < 0:
-            continue
-        pc = p[P_PIP_OF + c]
-        best = max(best, pc)
-        for j in range(i + 1, hs + 1):
-            e = hands[b, seat, j] if j < hs else played[b, seat, 0]
-            if e >= 0 and p[P_SUIT_OF + e] == p[P_SUIT_OF + c]:
-                best = max(best, 20 + pc + p[P_PIP_OF + e])
-    return best
+        if c >= 0:
+            if k == 0:
+                return c
+            k -= 1
+    return -1
+
+
+@helper
+def _pip(p, c):
+    return _envido_pip(p[P_NUMBER_OF + c]) if c >= 0 else 0
+
+
+@helper
+def _suit(p, c):
+    return p[P_SUIT_OF + c] if c >= 0 else NO_SUIT
+
+
+@helper
+def _dealt_envido(b, p, hands, played, seat):
+    """The seat's envido points (hand_rules.envido_score of his dealt cards)."""
+    c0, c1, c2 = _dealt_card(b, p, hands, played, seat, 0), _dealt_card(b, p, hands, played, seat, 1), \
+        _dealt_card(b, p, hands, played, seat, 2)
+    return _envido_score(_pip(p, c0), _suit(p, c0), _pip(p, c1), _suit(p, c1), _pip(p, c2), _suit(p, c2))
 
 
 @unit
@@ -657,14 +681,14 @@ def _answer_envido(b, g, p, hands, played, seat, a):
         if g[b, F_ENV_QPOS] < n // 2:
             g[b, F_ENV_ACTOR] = _wrap(caller + 1 + 2 * g[b, F_ENV_QPOS], n)
             return False
-        _score(b, g, p, caller % 2, max(1, _envido_value(b, g, p, k - 1) if k > 1 else 1))
+        _score(b, g, p, caller % 2, _envido_refused_stake(_envido_value(b, g, p, k - 1)))
     else:  # accepted: the best envido scores, ties to the seat nearer the mano
         d = g[b, F_DEALER]
         holder, best = -1, -1
         for j in range(n):
             s = _wrap(d + 1 + j, n)
-            pts = _envido_points(b, p, hands, played, s)
-            if pts > best:
+            pts = _dealt_envido(b, p, hands, played, s)
+            if holder < 0 or not _wins_announcement(best, pts, True):
                 holder, best = s, pts
         g[b, F_ENV_HOLDER] = holder + 1
         g[b, F_ENV_POINTS] = best
@@ -674,38 +698,29 @@ def _answer_envido(b, g, p, hands, played, seat, a):
 
 
 @unit
-def _must_sing(b, g, p, hands, seat):
+def _sings_now(b, g, p, hands, seat):
     """A flor holder whose side's flor is unsettled, before his card of the first trick (engine State._must_sing).
 
     Before his first card he still holds all three dealt cards: a flor is three held cards of one suit.
     """
-    if not p[P_FLOR] or g[b, F_TRICKS] != 0 or p[P_HS] != 3 or (g[b, F_FLOR_SIDES] >> (seat % 2)) & 1:
+    if not p[P_FLOR] or p[P_HS] != 3:
         return False
-    suit = -1
-    for i in range(3):
-        c = hands[b, seat, i]
-        if c < 0 or (suit >= 0 and p[P_SUIT_OF + c] != suit):
-            return False
-        suit = p[P_SUIT_OF + c]
-    return True
+    c0, c1, c2 = hands[b, seat, 0], hands[b, seat, 1], hands[b, seat, 2]
+    played = c0 < 0 or c1 < 0 or c2 < 0
+    flor = not played and _has_flor(_suit(p, c0), _suit(p, c1), _suit(p, c2))
+    return _must_sing(p[P_FLOR], g[b, F_TRICKS], (g[b, F_FLOR_SIDES] >> (seat % 2)) & 1, played, flor)
 
 
 @helper
-def _flor_points(b, p, hands, played, seat):
-    """20 + the three pips of a flor dealt to the seat (engine.flor_points), or -1 without one."""
+def _dealt_flor(b, p, hands, played, seat):
+    """The points of a flor dealt to the seat (hand_rules.has_flor, flor_score), or -1 without one."""
     if p[P_HS] != 3:
         return -1
-    suit = -1
-    pts = 20
-    for i in range(4):  # the dealt cards: those still held and the one played in trick 1
-        c = hands[b, seat, i] if i < 3 else played[b, seat, 0]
-        if c < 0:
-            continue
-        if suit >= 0 and p[P_SUIT_OF + c] != suit:
-            return -1
-        suit = p[P_SUIT_OF + c]
-        pts += p[P_PIP_OF + c]
-    return pts
+    c0, c1, c2 = _dealt_card(b, p, hands, played, seat, 0), _dealt_card(b, p, hands, played, seat, 1), \
+        _dealt_card(b, p, hands, played, seat, 2)
+    if not _has_flor(_suit(p, c0), _suit(p, c1), _suit(p, c2)):
+        return -1
+    return _flor_score(_pip(p, c0), _pip(p, c1), _pip(p, c2))
 
 
 @helper
@@ -727,11 +742,11 @@ def _announce_flor(b, g, p, hands, seat):
     g[b, F_ENV_DONE] = 1
     for k in range(1, n, 2):  # his opponents, in play order after him
         s = _wrap(seat + k, n)
-        if _must_sing(b, g, p, hands, s):
+        if _sings_now(b, g, p, hands, s):
             g[b, F_FLOR_ANSWERER] = s
             g[b, F_PHASE] = PH_FLOR
             return False
-    _score(b, g, p, seat % 2, 3)
+    _score(b, g, p, seat % 2, _flor_stake(False, False))
     return _resume_calls(b, g)
 
 
@@ -745,14 +760,14 @@ def _answer_flor(b, g, p, hands, played, seat, a):
         holder, best = -1, -1
         for j in range(n):
             s = _wrap(d + 1 + j, n)
-            pts = _flor_points(b, p, hands, played, s)
-            if pts > best:
+            pts = _dealt_flor(b, p, hands, played, s)
+            if pts >= 0 and (holder < 0 or not _wins_announcement(best, pts, True)):
                 holder, best = s, pts
         g[b, F_FLOR_HOLDER] = holder + 1
         g[b, F_FLOR_POINTS] = best
-        _score(b, g, p, holder % 2, 4)
+        _score(b, g, p, holder % 2, _flor_stake(True, True))
     else:
-        _score(b, g, p, g[b, F_FLOR_LAST] % 2, 3)
+        _score(b, g, p, g[b, F_FLOR_LAST] % 2, _flor_stake(True, False))
     return _resume_calls(b, g)
 
 
@@ -1001,14 +1016,14 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
         if _may_redeal(p[P_REDEAL], g[b, F_REDEAL_USED], g[b, F_PLAY_STARTED], seat, _next_seat(g[b, F_DEALER], p[P_N]),
                        p[P_N], p[P_D] - g[b, F_DRAWN], hs):
             mask[b, p[P_A_REDEAL]] = 1
-        if _envido_open(b, g, p):  # before his own card of the first trick (all his cards still held)
+        if p[P_ENVIDO]:  # before his own card of the first trick (all his cards still held)
             held = 0
             for i in range(hs):
                 held += hands[b, seat, i] >= 0
-            if held == hs:
+            if _may_call_envido(_envido_open_now(b, g, p), held < hs):
                 for k in range(3):
                     mask[b, p[P_A_ENVIDO] + k] = 1
-        if p[P_FLOR] and _must_sing(b, g, p, hands, seat):  # flor is compulsory: sing it (or fold) before anything else
+        if p[P_FLOR] and _sings_now(b, g, p, hands, seat):  # flor is compulsory: sing it (or fold) before anything else
             mask[b, :] = 0
             mask[b, p[P_A_FLOR]] = 1
             if p[P_FOLD]:
@@ -1019,27 +1034,23 @@ def write_mask(b, g, p, callq, sigq, hands, sigtrue, mask):
         if g[b, F_CALL_KIND] == K_RAISE and _may_counter(p[P_COUNTER], g[b, F_CALL_LEVEL], p[P_LADDER_TOP],
                                                          _raise_budget(g[b, F_RAISES], p[P_MAX_RAISES], 1)):
             mask[b, p[P_A_RAISE]] = 1
-        if g[b, F_CALL_KIND] == K_RAISE and g[b, F_CALL_LEVEL] == 1 and _envido_open(b, g, p):
+        if _may_envido_on_truco(_envido_open_now(b, g, p), g[b, F_CALL_KIND] == K_RAISE, g[b, F_CALL_LEVEL]):
             for k in range(3):  # envido goes first: the answer to the first truco may be an envido
                 mask[b, p[P_A_ENVIDO] + k] = 1
-        if p[P_FLOR] and _must_sing(b, g, p, hands, seat):  # flor is sung before answering a truco
+        if p[P_FLOR] and _sings_now(b, g, p, hands, seat):  # flor is sung before answering a truco
             mask[b, :] = 0
             mask[b, p[P_A_FLOR]] = 1
     elif ph == PH_ENVIDO:
         mask[b, p[P_A_ACCEPT]] = 1
         mask[b, p[P_A_REFUSE]] = 1
         last = g[b, F_ENV_CALLS + min(g[b, F_ENV_N], 4) - 1]
-        if last == 0:
-            envidos = 0
-            for i in range(min(g[b, F_ENV_N], 4)):
-                envidos += g[b, F_ENV_CALLS + i] == 0
-            if envidos < 2:
-                mask[b, p[P_A_ENVIDO]] = 1
-            mask[b, p[P_A_ENVIDO] + 1] = 1
-            mask[b, p[P_A_ENVIDO] + 2] = 1
-        elif last == 1:
-            mask[b, p[P_A_ENVIDO] + 2] = 1
-        if p[P_FLOR] and _must_sing(b, g, p, hands, seat):  # a flor holder never answers an envido
+        envidos = 0
+        for i in range(min(g[b, F_ENV_N], 4)):
+            envidos += g[b, F_ENV_CALLS + i] == ENVIDO
+        for k in range(3):
+            if _may_raise_envido(last, envidos, k):
+                mask[b, p[P_A_ENVIDO] + k] = 1
+        if p[P_FLOR] and _sings_now(b, g, p, hands, seat):  # a flor holder never answers an envido
             mask[b, :] = 0
             mask[b, p[P_A_FLOR]] = 1
     elif ph == PH_FLOR:

@@ -59,9 +59,17 @@ import numpy as np
 
 from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
-from truc_env.game.engine import State, envido_points, possible_winners
+from truc_env.game.engine import State, possible_winners
 from truc_env.game.episode import Dealer, Episode, side_rewards
-from truc_env.game.observe import CALL_KINDS, ENVIDO_CHAIN, ENVIDO_KINDS, ENVIDO_MAX_POINTS, FLOR_MIN_POINTS, encoder_of
+from truc_env.game.observe import (
+    CALL_KINDS,
+    ENVIDO_CHAIN,
+    ENVIDO_KINDS,
+    ENVIDO_MAX_POINTS,
+    FLOR_MAX_POINTS,
+    FLOR_MIN_POINTS,
+    encoder_of,
+)
 from truc_env.game.rules import VARIANTS, Rules, make_rules
 from truc_env.io.checks import check_actions, check_seed
 
@@ -308,6 +316,46 @@ def kernel_tables(rules: Rules):
     return strength, manilha, decided, sigtrue
 
 
+# the observation pieces each kernel writes (every other piece of its layouts stays zero)
+MAIN_KERNEL_PIECES = ("to_act", "decision", "hand", "slots", "first_hand", "partner_hand", "played", "trick_winner",
+                      "trick_leader", "active", "stake", "raises", "last_raiser", "all_in", "special", "call",
+                      "call_caller", "call_level", "vira", "manilhas", "score", "hand_points", "dealer", "signals",
+                      "governor", "instruction", "given", "discarded", "envido_calls", "envido_caller", "envido_done",
+                      "envido_winner", "envido_points", "flor", "flor_winner", "flor_points")
+PUT_N_KERNEL_PIECES = ("to_act", "decision", "hand", "slots", "played", "trick_winner", "trick_leader", "active",
+                       "stake", "raises", "last_raiser", "all_in", "call", "call_caller", "score", "hand_points", "dealer")
+
+
+def written_shapes(venv: VectorEnv) -> dict[str, tuple]:
+    """The shape the kernels' observation writers give each piece they write (they stride by these):
+    checked against ``observe.Encoder``'s pieces when the params are built, so the two cannot drift."""
+    r, enc = venv.rules, venv.encoder
+    n, hs, D, ns = r.players, r.hand_size, len(r.deck), r.n_sides
+    ladder = len(r.ladder)
+    shapes = {"to_act": (n,), "decision": (enc.n_decisions,), "hand": (D,), "slots": (hs,), "first_hand": (D,),
+              "partner_hand": (D,), "given": (D,), "discarded": (D,), "played": (hs, n, D),
+              "trick_winner": (hs, n + 1), "trick_leader": (hs, n), "active": (n,), "stake": (ladder,),
+              "raises": (enc.raise_cap + 1,), "last_raiser": (ns + 1,), "all_in": (2,), "special": (2,),
+              "call": (len(CALL_KINDS),), "call_caller": (n,), "call_level": (ladder,), "vira": (D,), "manilhas": (D,),
+              "score": (ns,), "hand_points": (ns,), "dealer": (n,), "governor": (n,),
+              "signals": (enc.signal_slots, 1 + n + len(venv.layout.signal_tokens) + 1 + hs),
+              "instruction": (len(venv.layout.instruct_tokens) + 1,), "envido_calls": (ENVIDO_CHAIN, len(ENVIDO_KINDS)),
+              "envido_caller": (n,), "envido_done": (1,), "envido_winner": (n,), "envido_points": (ENVIDO_MAX_POINTS + 1,),
+              "flor": (n,), "flor_winner": (n,), "flor_points": (FLOR_MAX_POINTS - FLOR_MIN_POINTS + 1,)}
+    return {name: shape for name, shape in shapes.items() if enc.has(name)}
+
+
+def written_offsets(venv: VectorEnv, names) -> dict[str, int]:
+    """The offsets of the pieces a kernel writes (-1: not in this layout), each checked to have the
+    shape the kernel's writer strides by."""
+    enc, want = venv.encoder, written_shapes(venv)
+    for name in names:
+        if enc.has(name):
+            got = enc.piece(name).shape
+            assert got == want[name], f"the kernel writes observation piece {name!r} as {want[name]}, the encoder has {got}"
+    return {name: enc.offset_of(name) for name in names}
+
+
 def kernel_params(venv: VectorEnv) -> np.ndarray:
     """The kernel's int parameters (``p[P_*]``): the options, action ids and observation offsets of this
     env's Rules, its partner table and its win rewards."""
@@ -345,15 +393,13 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
     p[K.P_DEALER] = -1 if venv.dealer == "random" else venv.dealer
     p[K.P_START_SCORE_PROB] = round(venv.random_start_score * 1000)
     p[K.P_LEN_RANKING] = len(r.ranking)
-    p[K.P_PARTNER_HAND] = "partner_hand" in enc.offset
+    p[K.P_PARTNER_HAND] = enc.has("partner_hand")
     p[K.P_SHUFFLE] = r.hand_size * r.players * (2 if r.redeal else 1) + (1 if r.vira else 0)
     p[K.P_A_PLAY], p[K.P_A_SLOT], p[K.P_A_RAISE] = L.play, L.slot, L.RAISE
     p[K.P_A_ACCEPT], p[K.P_A_REFUSE], p[K.P_A_FOLD] = L.ACCEPT, L.REFUSE, L.FOLD
     p[K.P_A_ALL_IN], p[K.P_A_REDEAL], p[K.P_A_SIGNAL] = L.ALL_IN, L.REDEAL, L.signal
-    for name in ("to_act", "decision", "hand", "slots", "first_hand", "partner_hand", "played", "trick_winner",
-                 "trick_leader", "active", "stake", "raises", "last_raiser", "all_in", "special", "call",
-                 "call_caller", "call_level", "vira", "manilhas", "score", "hand_points", "dealer", "signals"):
-        p[getattr(K, "P_O_" + name.upper())] = enc.offset.get(name, -1)
+    for name, o in written_offsets(venv, MAIN_KERNEL_PIECES).items():
+        p[getattr(K, "P_O_" + name.upper())] = o
     for seat in range(r.players):
         p[K.P_PARTNER + seat] = r.partner(seat)
     p[K.P_RAISE_CAP] = enc.raise_cap
@@ -363,17 +409,12 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
     p[K.P_INSTRUCTIONS] = r.instructions
     p[K.P_A_INSTRUCT], p[K.P_N_INSTRUCT] = L.instruct, len(L.instruct_tokens)
     p[K.P_SIG_GOV_ONLY] = sig.mode != "none" and sig.governor_partners_only
-    p[K.P_O_GOVERNOR] = enc.offset.get("governor", -1)
-    p[K.P_O_INSTRUCTION] = enc.offset.get("instruction", -1)
     p[K.P_PUT_PASS] = r.put_pass
     p[K.P_A_GIVE], p[K.P_A_DISCARD] = L.give, L.discard
-    p[K.P_O_GIVEN], p[K.P_O_DISCARDED] = enc.offset.get("given", -1), enc.offset.get("discarded", -1)
     p[K.P_ENVIDO] = r.envido
     if r.envido:
         p[K.P_A_ENVIDO] = L.ENVIDO["envido"]
         assert [L.ENVIDO[k] for k in ENVIDO_KINDS] == [L.ENVIDO["envido"] + i for i in range(3)], "envido ids in a row"
-        for name in ("envido_calls", "envido_caller", "envido_done", "envido_winner", "envido_points"):
-            p[getattr(K, "P_O_" + name.upper())] = enc.offset[name]
         p[K.P_ENVIDO_CHAIN], p[K.P_ENVIDO_MAX_POINTS] = ENVIDO_CHAIN, ENVIDO_MAX_POINTS
     D = len(r.deck)
     assert D <= K.MAX_DECK, "the kernel's per-card parameters hold at most MAX_DECK cards"
@@ -382,12 +423,10 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
     p[K.P_FLOR] = r.flor
     if r.flor:
         p[K.P_A_FLOR] = L.FLOR
-        p[K.P_O_FLOR], p[K.P_O_FLOR_WINNER] = enc.offset["flor"], enc.offset["flor_winner"]
-        p[K.P_O_FLOR_POINTS], p[K.P_FLOR_MIN] = enc.offset["flor_points"], FLOR_MIN_POINTS
-    if r.envido or r.flor:  # the pips and suits envido_points and flor_points read
-        pips = [envido_points([c], r.family) for c in r.deck]
+        p[K.P_FLOR_MIN] = FLOR_MIN_POINTS
+    if r.envido or r.flor:  # the card numbers and suits hand_rules' envido and flor decisions read
         suits = sorted({r.family.suit_of(c) for c in r.deck})
-        p[K.P_PIP_OF:K.P_PIP_OF + D] = pips
+        p[K.P_NUMBER_OF:K.P_NUMBER_OF + D] = [int(r.family.rank_of(c)) for c in r.deck]
         p[K.P_SUIT_OF:K.P_SUIT_OF + D] = [suits.index(r.family.suit_of(c)) for c in r.deck]
     return p
 
@@ -457,9 +496,9 @@ def put_n_params(venv: VectorEnv) -> np.ndarray:
     p[K.P_CALL_PUT] = CALL_KINDS.index("all_in")
     p[K.P_RAISE_CAP] = enc.raise_cap
     p[K.P_SHUFFLE_CARDS] = r.hand_size * r.players
-    for name in ("to_act", "decision", "hand", "slots", "played", "trick_winner", "trick_leader", "active", "stake",
-                 "raises", "last_raiser", "all_in", "call", "call_caller", "score", "hand_points", "dealer"):
-        p[getattr(K, "P_O_" + name.upper())] = enc.offset[name]
+    for name, o in written_offsets(venv, PUT_N_KERNEL_PIECES).items():
+        assert o >= 0, f"put_n's kernel writes {name!r}, which its layout lacks"
+        p[getattr(K, "P_O_" + name.upper())] = o
     return p
 
 

@@ -33,8 +33,11 @@ parameter is refused by OpenSpiel, listing the known ones. OpenSpiel types param
 | `options` | str, `""` | the options in one string, kept for compatibility: a JSON object (`'{"signals": {"mode": "free"}}'`, dict form only) or the compact form `ranks:4;redeal:false;signals.mode:free`; an option given both here and as a parameter must agree |
 
 The game's parameters (``game.get_parameters()``, ``str(game)``) are the resolved ones: every option
-of the variant with its value, so ``pyspiel.load_game(str(game))`` loads the same game, and the
-settings survive wrappers that rebuild the game from its string (shimmy's ``OpenSpielCompatibilityV0``).
+of the variant with its value (``ranks`` and ``hand_size`` as the sizes it deals, the first dealer as
+``dealer=<seat>`` or ``first_dealer=random``), and nothing else: no option of another variant and no
+empty placeholder (``max_raises`` appears only when it caps). So ``pyspiel.load_game(str(game))`` loads
+the same game, and the settings survive wrappers that rebuild the game from its string (shimmy's
+``OpenSpielCompatibilityV0``).
 
 The state wraps `truc_env.game.engine.State`: chance is explicit (every card of the deal and the vira is
 a chance outcome, by card id of the deck family; a signal interception is 0 unseen / 1 seen; a
@@ -223,7 +226,7 @@ def _parse_params(params: dict):
             raise TrucError(f"python_truc: {variant} is played by {fixed} players, got players={options['players']}"
                             f"; variants with a players option: {', '.join(v for v in VARIANTS if 'players' in option_specs(v))}")
         del options["players"]
-    rules = make_rules(variant, **options)
+    rules = _without_restated_defaults(variant, options)
     episode = params.get("episode", "game")
     if episode not in ("game", "hand"):
         raise TrucError(f"python_truc: episode must be 'game' or 'hand', got {episode!r}")
@@ -250,7 +253,49 @@ def _parse_params(params: dict):
     resolved = rules.options.get("signals") or {}
     for key, default in _SIGNALS.items():
         canonical[f"signals_{key}"] = type(default)(resolved[key]) if key in resolved else default
-    return rules, episode, score, dealer, canonical
+    return rules, episode, score, dealer, _shown(rules, specs, canonical)
+
+
+# the research options that take a size, shown as the size they resolve to
+_SIZES = {"ranks": lambda r: len(r.ranking), "hand_size": lambda r: r.hand_size}
+
+
+def _without_restated_defaults(variant: str, options: dict):
+    """The rules of these options, where ``ranks`` / ``hand_size`` equal to what the variant deals
+    anyway count as not given: a game string shows them resolved, and loading it must give the same Rules."""
+    rules = make_rules(variant, **options)
+    for name, size in _SIZES.items():
+        if name in options:
+            rest = {k: v for k, v in options.items() if k != name}
+            alt = make_rules(variant, **rest)
+            if size(alt) == size(rules) and alt.deck == rules.deck and alt.ranking == rules.ranking:
+                options.pop(name)
+                rules = alt
+    return rules
+
+
+def _shown(rules, specs: dict, canonical: dict) -> dict:
+    """The game's parameters as ``str(game)`` shows them: the settings this variant has, resolved
+    (the hand size and ranks it deals, the first dealer), none of another variant's and no empty
+    placeholders (OpenSpiel fills those back in with their defaults when the string is loaded)."""
+    shown = {}
+    for name, value in canonical.items():
+        if name in _OPTIONS and name not in specs and name != "players":  # players: a fact of every game
+            continue  # an option of other variants: stays at its default
+        if name.startswith("signals_") and "signals" not in specs:
+            continue
+        if name in _SIZES and value == -1:
+            value = _SIZES[name](rules)
+        if value == "" or (value == -1 and name != "dealer"):
+            continue  # off (max_raises: no cap), or kept in the `options` string
+        shown[name] = value
+    if canonical["dealer"] < 0:  # the first dealer: a seat (dealer=), or first_dealer=random
+        shown.pop("dealer")
+        if rules.first_dealer == "random":
+            shown["first_dealer"] = "random"
+        elif "first_dealer:" not in canonical["options"]:
+            shown["dealer"] = rules.first_dealer
+    return shown
 
 
 def max_hand_length(rules) -> int:

@@ -21,18 +21,32 @@ from truc_env.game.actions import layout_of
 from truc_env.game.hand_rules import (
     ELEVEN,
     IRON,
+    NO_SUIT,
     eleven_seat,
+    envido_open,
+    envido_pip,
+    envido_refused_stake,
+    envido_score,
+    envido_stake,
+    flor_score,
+    flor_stake,
     hand_value,
+    has_flor,
     may_all_in,
+    may_call_envido,
     may_counter,
+    may_envido_on_truco,
     may_raise,
+    may_raise_envido,
     may_redeal,
+    must_sing,
     next_seat,
     put_n_value,
     raise_budget,
     signal_audience,
     special_hand,
     trick_lead,
+    wins_announcement,
     wins_game,
 )
 from truc_env.game.rules import Rules
@@ -45,7 +59,7 @@ TERMINAL = -4
 DEAL_DRAW = -2
 FIRST_DEALER = -3
 
-ENVIDO_VALUES = {"envido": 2, "real_envido": 3}
+ENVIDO_KINDS = ("envido", "real_envido", "falta_envido")  # hand_rules.ENVIDO, REAL_ENVIDO, FALTA_ENVIDO
 
 
 @cache
@@ -72,23 +86,31 @@ def possible_winners(counts: tuple, first: int, remaining: int, tie_rule: str, a
     return frozenset(out)
 
 
+def envido_cards(cards, family) -> tuple:
+    """The (pip, suit) arguments of hand_rules' envido and flor decisions for up to three cards."""
+    if len(cards) > 3:
+        raise TrucError(f"envido and flor count up to three dealt cards, not {len(cards)}")
+    args = []
+    for c in cards:
+        args += [envido_pip(int(family.rank_of(c))), c % 4]
+    return tuple(args + [0, NO_SUIT] * (3 - len(cards)))
+
+
 def flor_points(cards, family) -> int:
     """20 + the three pip values of a flor (10-12 count 0), docs/rules.md §6."""
-    return 20 + sum(int(r) if int(r) <= 7 else 0 for r in (family.rank_of(c) for c in cards))
+    pips = envido_cards(cards, family)
+    return flor_score(pips[0], pips[2], pips[4])
 
 
 def envido_points(cards, family) -> int:
     """20 + the two highest pips of two cards of one suit (10-12 count 0), else the highest pip."""
-    pips: dict[str, list[int]] = {}
-    for c in cards:
-        rank = family.rank_of(c)
-        pip = int(rank) if int(rank) <= 7 else 0
-        pips.setdefault(family.suit_of(c), []).append(pip)
-    best = 0
-    for values in pips.values():
-        values.sort(reverse=True)
-        best = max(best, 20 + values[0] + values[1] if len(values) >= 2 else values[0])
-    return best
+    return envido_score(*envido_cards(cards, family))
+
+
+def holds_flor(cards, family) -> bool:
+    """Three dealt cards of one suit."""
+    args = envido_cards(cards, family) if len(cards) == 3 else (0, NO_SUIT) * 3
+    return has_flor(args[1], args[3], args[5])
 
 
 class State:
@@ -601,37 +623,31 @@ class State:
         return any(s == seat for s, _ in self.trick)
 
     def _envido_open(self) -> bool:
-        return (self.rules.envido and not self.env_done and self.trick_no == 0
-                and self.level == 0 and not self.flor_seats)
+        return envido_open(self.rules.envido, self.env_done, self.trick_no, self.level, bool(self.flor_seats))
 
     def _envido_open_at_turn(self, seat: int) -> bool:
-        return self._envido_open() and not self._has_played_this_hand(seat)
+        return may_call_envido(self._envido_open(), self._has_played_this_hand(seat))
 
     def _envido_open_for_answer(self, seat: int) -> bool:
         # "envido goes first": the answer to the first truco, in the first trick
-        return self.call_kind == "raise" and self.call_level == 1 and self._envido_open()
+        return may_envido_on_truco(self._envido_open(), self.call_kind == "raise", self.call_level)
 
     def _has_flor(self, seat: int) -> bool:
-        cards = self.dealt_hands[seat]
-        return len(cards) == 3 and len({self.rules.family.suit_of(c) for c in cards}) == 1
+        return holds_flor(self.dealt_hands[seat], self.rules.family)
 
     def _must_sing(self, seat: int) -> bool:
         """A flor holder whose side's flor is not settled yet, in the first trick (docs/rules.md §6)."""
-        return (self.rules.flor and self.trick_no == 0 and self.rules.side(seat) not in self.flor_sides
-                and not self._has_played_this_hand(seat) and self._has_flor(seat))
+        r = self.rules  # r.flor first: no hand is read where the variant has no flor
+        return r.flor and must_sing(r.flor, self.trick_no, r.side(seat) in self.flor_sides,
+                                    self._has_played_this_hand(seat), self._has_flor(seat))
 
     def _envido_answer_legal(self) -> list[int]:
         L, chain = self.L, self.env_calls
         if self._must_sing(self.env_queue[0]):  # a flor holder never answers an envido
             return [L.FLOR]
         acts = [L.ACCEPT, L.REFUSE]
-        last = chain[-1]
-        if last == "envido":
-            if chain.count("envido") < 2:
-                acts.append(L.ENVIDO["envido"])
-            acts += [L.ENVIDO["real_envido"], L.ENVIDO["falta_envido"]]
-        elif last == "real_envido":
-            acts.append(L.ENVIDO["falta_envido"])
+        last, envidos = ENVIDO_KINDS.index(chain[-1]), chain.count("envido")
+        acts += [L.ENVIDO[name] for kind, name in enumerate(ENVIDO_KINDS) if may_raise_envido(last, envidos, kind)]
         return sorted(acts)
 
     def _signal_legal(self, seat: int) -> list[int]:
@@ -924,9 +940,10 @@ class State:
             self._open_envido(seat, L.to_string(a))
 
     def _envido_value(self, chain: list[str]) -> int:
-        if "falta_envido" in chain:
-            return self.rules.target - max(self.score)
-        return sum(ENVIDO_VALUES[c] for c in chain)
+        value = 0
+        for call in chain:
+            value = envido_stake(value, ENVIDO_KINDS.index(call), self.rules.target, max(self.score))
+        return value
 
     def _settle_envido(self, accepted: bool) -> None:
         r, chain = self.rules, self.env_calls
@@ -934,16 +951,13 @@ class State:
         self.env_done = True
         if accepted:
             order = [(self.dealer + 1 + k) % self.n for k in range(self.n)]
-            pts = {s: envido_points(self.dealt_hands[s], r.family) for s in order}
-            best = max(pts.values())
-            holder = next(s for s in order if pts[s] == best)  # ties go to the seat nearer the mano
+            holder, best = self._best_announcement(order, [envido_points(self.dealt_hands[s], r.family) for s in order])
             self.env_result = (holder, best)
             # announced right after the history entry that accepted it
             self.hand_log[-1].setdefault("envido", []).append((len(self.history) - 1, holder, best))
             self._score(r.side(holder), self._envido_value(chain))
         else:
-            before = self._envido_value(chain[:-1]) if len(chain) > 1 else 1
-            self._score(r.side(self.env_caller), max(1, before))
+            self._score(r.side(self.env_caller), envido_refused_stake(self._envido_value(chain[:-1])))
         self._resume_after_calls()
 
     def _announce_flor(self, seat: int) -> None:
@@ -957,7 +971,7 @@ class State:
             self.flor_answerer = rivals[0]
             self.phase = "flor"
             return
-        self._score(r.side(seat), 3)
+        self._score(r.side(seat), flor_stake(False, False))
         self._resume_after_calls()
 
     def _apply_flor_answer(self, seat: int, a: int) -> None:
@@ -965,16 +979,23 @@ class State:
         self.flor_sides.append(r.side(seat))
         self.flor_answerer = -1
         if a == self.L.ACCEPT:  # "con flor quiero": 4 to the better flor, ties nearer the mano
-            order = [(self.dealer + 1 + k) % self.n for k in range(self.n)]
-            pts = {s: flor_points(self.dealt_hands[s], r.family) for s in order if self._has_flor(s)}
-            best = max(pts.values())
-            holder = next(s for s in pts if pts[s] == best)
+            order = [s for s in ((self.dealer + 1 + k) % self.n for k in range(self.n)) if self._has_flor(s)]
+            holder, best = self._best_announcement(order, [flor_points(self.dealt_hands[s], r.family) for s in order])
             self.flor_result = (holder, best)
             self.hand_log[-1].setdefault("flor", []).append((len(self.history) - 1, holder, best))
-            self._score(r.side(holder), 4)
+            self._score(r.side(holder), flor_stake(True, True))
         else:  # "con flor me achico": 3 to the first flor's side
-            self._score(r.side(self.flor_seats[-1]), 3)
+            self._score(r.side(self.flor_seats[-1]), flor_stake(True, False))
         self._resume_after_calls()
+
+    @staticmethod
+    def _best_announcement(order: list[int], points: list[int]) -> tuple[int, int]:
+        """(holder, points) of the best envido (or flor) of the seats in play order from the mano."""
+        holder, best = order[0], points[0]
+        for seat, pts in zip(order[1:], points[1:]):
+            if not wins_announcement(best, pts, True):
+                holder, best = seat, pts
+        return holder, best
 
     def _resume_after_calls(self) -> None:
         if self.game_over:

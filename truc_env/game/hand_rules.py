@@ -137,3 +137,107 @@ def signal_audience(seat: int, partner: int, players: int, public: bool) -> int:
     if public:
         return (1 << players) - 1
     return (1 << seat) | (1 << partner)
+
+
+# ---------------------------------------------------------------------------- envido and flor (docs/rules.md §6)
+# the envido calls, as the kernel stores a chain and as the action layout orders them
+ENVIDO = 0
+REAL_ENVIDO = 1
+FALTA_ENVIDO = 2
+NO_SUIT = -1  # the suit argument of a card that is not there (a hand of fewer than three cards)
+
+
+def envido_pip(number: int) -> int:
+    """A card's envido value from its number: 1-7 count their number, the figures (10-12) count 0."""
+    return number if number <= 7 else 0
+
+
+def envido_score(pip0: int, suit0: int, pip1: int, suit1: int, pip2: int, suit2: int) -> int:
+    """A seat's envido points from its dealt cards (up to three; a missing card has suit :data:`NO_SUIT`):
+    20 + the two highest pips of two cards of one suit, else his highest pip."""
+    best = 0
+    if suit0 >= 0:
+        best = max(best, pip0)
+    if suit1 >= 0:
+        best = max(best, pip1)
+    if suit2 >= 0:
+        best = max(best, pip2)
+    if suit0 >= 0 and suit0 == suit1:
+        best = max(best, 20 + pip0 + pip1)
+    if suit0 >= 0 and suit0 == suit2:
+        best = max(best, 20 + pip0 + pip2)
+    if suit1 >= 0 and suit1 == suit2:
+        best = max(best, 20 + pip1 + pip2)
+    return best
+
+
+def has_flor(suit0: int, suit1: int, suit2: int) -> bool:
+    """Three dealt cards of one suit."""
+    return suit0 >= 0 and suit0 == suit1 and suit1 == suit2
+
+
+def flor_score(pip0: int, pip1: int, pip2: int) -> int:
+    """The points of a flor (three cards of one suit): 20 + the three pips."""
+    return 20 + pip0 + pip1 + pip2
+
+
+def wins_announcement(points: int, rival: int, first: bool) -> bool:
+    """Does a seat with ``points`` beat a rival with ``rival`` points at envido (or flor against flor)?
+    Ties go to the seat nearer the mano: ``first`` says this seat comes before the rival in play order
+    from the mano."""
+    return points > rival or (first and points == rival)
+
+
+def envido_open(envido: bool, settled: bool, trick: int, level: int, flor_sung: bool) -> bool:
+    """May envido still be called this hand: where the variant has it, not settled yet (or cancelled
+    by a flor), in the first trick, before any truco is accepted, while no flor is sung. A seat calls
+    it before his own card of the first trick; the answer to the first truco may be one."""
+    return envido and not settled and trick == 0 and level == 0 and not flor_sung
+
+
+def may_call_envido(envido_open: bool, played: bool) -> bool:
+    """May a seat call envido at his turn: while it is open (:func:`envido_open`), before his own card."""
+    return envido_open and not played
+
+
+def may_envido_on_truco(envido_open: bool, raise_pending: bool, call_level: int) -> bool:
+    """"Envido goes first": may the answerer of the first truco (a raise to rung 1) call envido instead?"""
+    return envido_open and raise_pending and call_level == 1
+
+
+def may_raise_envido(last: int, envidos: int, kind: int) -> bool:
+    """May the answerer of an envido chain whose last call is ``last`` (``envidos``: the plain envidos
+    in it) raise it with ``kind``? After envido: envido (twice at most), real or falta; after real:
+    falta; after falta: nothing."""
+    if last == ENVIDO:
+        return kind != ENVIDO or envidos < 2
+    if last == REAL_ENVIDO:
+        return kind == FALTA_ENVIDO
+    return False
+
+
+def envido_stake(so_far: int, kind: int, target: int, top_score: int) -> int:
+    """An envido chain's value once ``kind`` is called on calls worth ``so_far``: 2 per envido, 3 per
+    real envido; a falta envido (always the last) is worth what the leading side (``top_score``)
+    still needs to reach the ``target``."""
+    if kind == FALTA_ENVIDO:
+        return target - top_score
+    return so_far + (2 if kind == ENVIDO else 3)
+
+
+def envido_refused_stake(before: int) -> int:
+    """A refused envido gives its caller's side the chain's value before the refused call
+    (``before``: 0 for a single call), and 1 at least."""
+    return max(1, before)
+
+
+def must_sing(flor: bool, trick: int, side_settled: bool, played: bool, holds_flor: bool) -> bool:
+    """A flor is compulsory: a holder must sing it (or fold) in the first trick, before his own card,
+    unless his side's flor is settled (sung, or answered)."""
+    return flor and trick == 0 and not side_settled and not played and holds_flor
+
+
+def flor_stake(contested: bool, accepted: bool) -> int:
+    """Points of a flor: 3 to a flor sung alone, and to the first flor when the opposing flor backs
+    down (*con flor me achico*); 4 to the better flor when he accepts (*con flor quiero*)."""
+    return 4 if contested and accepted else 3

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from truc_env.display.render import render
+from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
 from truc_env.game.engine import CHANCE, DEAL_DRAW, FIRST_DEALER, State
 from truc_env.game.rules import Rules
@@ -71,6 +72,40 @@ DOCS = {
     "instruction": "governor instruction in force: not given yet, then the instruct tokens",
     "history": "decisions of this hand in order: [actor (rel seat), action id]",
 }
+
+
+class Piece:
+    """One named section of the observation (OpenSpiel's Observer style): where it sits and its shape.
+
+    ``vec[piece.slice].reshape(piece.shape)`` is the section; :meth:`at` is the flat position of one
+    entry (row-major), so no other module computes an offset into the vector itself.
+    """
+
+    __slots__ = ("name", "offset", "shape", "size")
+
+    def __init__(self, name: str, offset: int, shape: tuple):
+        self.name, self.offset, self.shape = name, offset, tuple(shape)
+        self.size = int(np.prod(self.shape))
+
+    @property
+    def slice(self) -> slice:
+        return slice(self.offset, self.offset + self.size)
+
+    def at(self, *index: int) -> int:
+        """The vector position of entry ``index`` (leading indices; the rest 0): ``at(t, k)`` of
+        ``played`` is where trick ``t``'s card of relative seat ``k`` begins."""
+        if len(index) > len(self.shape):
+            raise TrucError(f"observation piece {self.name!r} has shape {self.shape}, not {len(index)} indices")
+        pos, stride = self.offset, self.size
+        for i, dim in zip(index, self.shape):
+            stride //= dim
+            if not 0 <= i < dim:
+                raise TrucError(f"index {index} is outside observation piece {self.name!r} of shape {self.shape}")
+            pos += i * stride
+        return pos
+
+    def __repr__(self) -> str:
+        return f"Piece({self.name!r}, offset={self.offset}, shape={self.shape})"
 
 
 def rel_seat(seat: int, observer: int, n: int) -> int:
@@ -198,6 +233,32 @@ class Encoder:
         if info_state:
             rows.append(("history", self.size, self.history_len * self.history_width, DOCS["history"]))
         return rows
+
+    def piece(self, name: str) -> Piece:
+        """The named section ``name`` (``"history"``: the info-state's history, after the observation)."""
+        if name not in self.offset:
+            raise TrucError(f"no observation piece {name!r} for {self.rules.variant}; pieces: {', '.join(self.offset)}")
+        return Piece(name, self.offset[name], self.shape[name])
+
+    def has(self, name: str) -> bool:
+        """Whether this layout has the section (e.g. ``vira`` only in Paulista)."""
+        return name in self.offset
+
+    def offset_of(self, name: str) -> int:
+        """Where the section begins, -1 where this layout has none (the kernels' convention)."""
+        return self.offset.get(name, -1)
+
+    def card_blocks(self, info_state: bool = False) -> list[int]:
+        """The start of every block of one column per deck card (in deck order): the own hand, the
+        first hand, each played card (trick, relative seat), and with ``info_state`` each history
+        entry's card plays. What a suit relabelling of the input permutes."""
+        blocks = [self.piece("hand").offset] + ([self.piece("first_hand").offset] if self.has("first_hand") else [])
+        played = self.piece("played")
+        blocks += [played.at(t, k) for t in range(self.hs) for k in range(self.n)]
+        if info_state:
+            history = self.piece("history")
+            blocks += [history.at(i) + self.n + self.L.play for i in range(self.history_len)]
+        return blocks
 
     def pieces(self, vec: np.ndarray) -> dict[str, np.ndarray]:
         """Named, reshaped views into an observation (or info-state) vector."""
