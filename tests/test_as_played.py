@@ -148,3 +148,22 @@ PINNED = {"suit_reader_canonical": 4.404426129426129,
           "suit_reader": {"suits": (4.394536019536016, 4.38464590964591, 4.404426129426129, 0.022177419),
                           24: (4.43086589336589, 3.740934065934066, 5.020757020757021, 0.103942652)},
           "network": 4.1197585917978845}
+
+
+def test_an_exact_measurement_that_does_not_fit_is_refused_naming_the_memory_and_approx(monkeypatch, capsys):
+    import truc_env.vector
+    from agents.random import RandomAgent
+    from train.cli import main
+
+    rules = make_rules("le_truc", **SMALL)
+    need = ex.table_bytes(ex.cached_tree(rules), 1)["bytes"]
+    assert 2**16 < need < 2**20  # the shrunk game's solver and table: 168 KiB
+    monkeypatch.setattr(truc_env.vector, "available_memory", lambda: 2**16)
+    with pytest.raises(TrucError, match=f"needs about {need:,} bytes .* and 65,536 bytes of memory is available.*--approx"):
+        ex.policy_exploitability(RandomAgent(), rules, log=lambda m: None)
+    with pytest.raises(TrucError, match="--approx"):
+        ap.as_played_exploitability(RandomAgent(), rules, hands=1, log=lambda m: None)
+    assert main(["exploitability", "--agent", "random", "--options", json.dumps(SMALL), "--quiet",
+                 "--no-cache"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("truc: error")]
+    assert len(err) == 1 and "does not fit" in err[0] and "--approx" in err[0]

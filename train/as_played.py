@@ -39,6 +39,7 @@ from .exploitability import (
     _tabulate,
     cached_tree,
     check_applies,
+    check_fits,
     first_hand_samples,
     probability_function,
 )
@@ -192,6 +193,9 @@ def as_played_exploitability(agent, rules: Rules, dealer: int = 0, first_hands: 
         trees["cont"] = cached_tree(make_rules(rules.variant, **{**rules.options, "redeal": False}), dealer, (0, 0),
                                     "strength", cache_dir)
     trees["main"] = cached_tree(rules, dealer, (0, 0), "strength", cache_dir)
+    planned = 0
+    for p, t in trees.items():  # both parts are held at once, each with its table and the running mean
+        planned = check_fits(t, p, tables=2, besides=planned)
     parts = {p: (t, PublicTreeSolver(t, dtype="float32")) for p, t in trees.items()}
     ab = trees["main"].abstraction
     perms = relabellings if relabellings is not None else relabelling_group(ab, rules, group, seed)
@@ -200,7 +204,7 @@ def as_played_exploitability(agent, rules: Rules, dealer: int = 0, first_hands: 
     if rules.redeal:
         samples, _ = first_hand_samples(rules, trees["cont"].abstraction, fn, dealer, (0, 0), first_hands, seed)
     held = _held_out_decisions(agent, rules, parts, hands, seed)
-    say(f"[as played] {n} suit relabellings; {sum(h['n'] for h in held.values()):,} held-out decisions "
+    say(f"[as played] {n} relabellings ({group if relabellings is None else 'given'}); {sum(h['n'] for h in held.values()):,} held-out decisions "
         f"in {hands:,} hands")
     sums = {p: np.zeros(parts[p][1].n_slots) for p in names}
     at = {p: [] for p in names}  # each relabelling's table at the held-out decisions' slots

@@ -462,6 +462,19 @@ def cmd_as_played(args) -> None:
         print(f"  written to {args.out}")
 
 
+def check_leaderboard(args) -> None:
+    from train import config
+    from train.leaderboard import LeaderboardConfig
+
+    args.cfg = config.load(LeaderboardConfig, args.config, what="leaderboard config")
+
+
+def cmd_leaderboard(args) -> None:
+    from train.leaderboard import write
+
+    write(args.cfg, args.config, args.out, progress=not args.quiet)
+
+
 def cmd_bench(args) -> None:
     from train.bench import table
 
@@ -601,6 +614,12 @@ def build_parser() -> argparse.ArgumentParser:
                                      "--peers: like for like beside OpenSpiel, PettingZoo and pgx")
     table.build_parser(b)
     b.set_defaults(func=cmd_bench, check=check_bench)
+    lb = sub.add_parser("leaderboard", help="docs/leaderboard.md: every committed agent's exploitability and its Elo "
+                        "in one arena per variant (configs/leaderboard.yaml)")
+    lb.add_argument("--config", default="configs/leaderboard.yaml", type=flags.shipped_file("configs"))
+    lb.add_argument("--out", type=flags.output_file, help="the page (default: the config's 'out')")
+    lb.add_argument("--quiet", action="store_true")
+    lb.set_defaults(func=cmd_leaderboard, check=check_leaderboard)
     return p
 
 
