@@ -167,3 +167,22 @@ def test_an_exact_measurement_that_does_not_fit_is_refused_naming_the_memory_and
                  "--no-cache"]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("truc: error")]
     assert len(err) == 1 and "does not fit" in err[0] and "--approx" in err[0]
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--as-played", "--suits", "4"], "drop --suits"),
+    (["--relabellings", "4"], "goes with --as-played"),
+    (["--as-played", "--relabellings", "0"], "--relabellings"),
+    (["--as-played", "--approx"], "one or the other"),
+    (["--approx", "--suits", "4", "--check-hands", "10"], "--suits, --check-hands: settings of the exact"),
+    (["--approx", "--br-steps", str(10**9 + 1)], "--br-steps"),
+    (["--approx", "--variant", "put"], "trained for le_truc"),
+    (["--as-played", "--variant", "truco_paulista", "--options", '{"players": 2}'], "without a vira"),
+])
+def test_bad_requests_are_refused_before_any_work_in_one_line(argv, match, capsys):
+    from train.cli import main
+
+    agent = "net:le_truc" if "put" in argv else "random"
+    assert main(["exploitability", "--agent", agent, *argv], run=False) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and match in err, err

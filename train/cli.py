@@ -181,6 +181,14 @@ def check_exploitability(args) -> None:
         if args.as_played:
             raise TrucError("--as-played is an exact measurement on the public tree; --approx learns a best response: "
                             "one or the other")
+        exact_only = [flag for flag, on in (("--suits", args.suits != 1), ("--real-redeal", args.real_redeal),
+                                            ("--check-hands", args.check_hands > 0),
+                                            ("--abstraction", args.abstraction != "strength"),
+                                            ("--viras", args.viras != "all"), ("--first-hands", args.first_hands != 4),
+                                            ("--relabellings", args.relabellings != "suits")) if on]
+        if exact_only:
+            raise TrucError(f"{', '.join(exact_only)}: settings of the exact measurement, which --approx does not "
+                            "take (it plays the real game; its settings are --br-steps, --eval-deals, --br-set, --br-dir)")
         if args.dealer != 0:
             raise TrucError("--approx measures from seat 0 dealing (the duplicate deals' seating); drop --dealer")
         check_request(args.agent, rules, args.br_steps, args.eval_deals, args.br_dir, args.br_set)
@@ -188,6 +196,8 @@ def check_exploitability(args) -> None:
     if rules.players != 2:
         raise TrucError(f"exploitability is exact on the heads-up public tree; {args.variant} has {rules.players} "
                         "players (--approx measures any game)")
+    if args.relabellings != "suits" and not args.as_played:
+        raise TrucError("--relabellings goes with --as-played")
     if args.as_played:
         if args.suits != 1 or args.real_redeal or args.abstraction != "strength":
             raise TrucError("--as-played measures every suit relabelling on the strength abstraction; drop --suits, "
