@@ -625,8 +625,8 @@ def build_parser() -> argparse.ArgumentParser:
     table.build_parser(b)
     b.set_defaults(func=cmd_bench, check=check_bench)
     lb = sub.add_parser("leaderboard", help="docs/leaderboard.md: every committed agent's exploitability and its Elo "
-                        "in one arena per variant (configs/leaderboard.yaml)")
-    lb.add_argument("--config", default="configs/leaderboard.yaml", type=flags.shipped_file("configs"))
+                        "in one arena per variant (configs/leaderboard/all.yaml)")
+    lb.add_argument("--config", default="configs/leaderboard/all.yaml", type=flags.shipped_file("configs"))
     lb.add_argument("--out", type=flags.output_file, help="the page (default: the config's 'out')")
     lb.add_argument("--quiet", action="store_true")
     lb.set_defaults(func=cmd_leaderboard, check=check_leaderboard)

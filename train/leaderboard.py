@@ -1,6 +1,6 @@
 """docs/leaderboard.md from one command: per variant, every committed agent's exploitability and its Elo.
 
-``python -m train.leaderboard --config configs/leaderboard.yaml`` (or ``truc leaderboard``) reads, per variant,
+``python -m train.leaderboard --config configs/leaderboard/all.yaml`` (or ``truc leaderboard``) reads, per variant,
 the agents and where each one's exploitability comes from:
 
 - ``{kind: exact, value: X, command: ..., source: ...}`` or ``{kind: approx, value: X, ci95: [lo, hi], ...}``: a
@@ -170,7 +170,7 @@ def write(lb: LeaderboardConfig, config_path: str, out: str | None = None, progr
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m train.leaderboard", description=__doc__.splitlines()[0])
-    p.add_argument("--config", default="configs/leaderboard.yaml")
+    p.add_argument("--config", default="configs/leaderboard/all.yaml")
     p.add_argument("--out", help="the page (default: the config's 'out')")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
