@@ -11,6 +11,7 @@ FOLDERS = [("arena", "tournaments: `truc arena --config`"), ("cfr", "tabular sol
            ("distill", "a table fitted into a network, and exploitability descent: `truc train distill --config`"),
            ("psro", "PSRO with the exact best response: `truc train psro --config`"),
            ("signals", "the partner-signalling study: experiment files (`truc analyze signals --config`) and their PPO bases (`truc train ppo --config`)"),
+           ("leaderboard", "the page docs/leaderboard.md, generated: `truc leaderboard --config` (or `python -m train.eval.leaderboard`)"),
            ("studies", "a study's commands, in order, one file each (run with `bash`, from the checkout)")]
 
 
@@ -36,9 +37,14 @@ def budget(p):
     parts = []
     for k, label in (("iterations", "iterations"), ("total_steps", "learner steps"), ("steps", "fit steps"), ("descent_rounds", "descent rounds"),
                      ("deals", "deals per pairing"), ("generations", "generations")):
+        if k == "deals" and "variants" in raw:  # a leaderboard: each variant's arena
+            continue
         if k in raw and raw[k] not in (None, 0):
             v = raw[k]
             parts.append(f"{v:,} {label}" if isinstance(v, int) else f"{v} {label}")
+    if "variants" in raw:
+        parts.append(f"{len(raw['variants'])} arenas of " + ", ".join(f"{v.get('arena', {}).get('deals', 200):,}" for v in raw["variants"])
+                     + " deals per pairing")
     if "seeds" in raw:
         parts.append(f"{len(raw['seeds'])} seeds × {len(raw.get('runs', []))} runs")
     return ", ".join(parts) or "—"

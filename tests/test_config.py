@@ -41,7 +41,10 @@ def test_cfr_algorithms_are_the_solvers():
     assert CFRConfig.SCHEMA["algorithm"].choices == EXACT + MCCFR
 
 
-FOLDER_KINDS = {"arena": ArenaConfig, "cfr": CFRConfig, "ppo": PPOConfig, "psro": PSROConfig, "distill": DistillConfig}
+from train.eval.leaderboard import LeaderboardConfig  # noqa: E402
+
+FOLDER_KINDS = {"arena": ArenaConfig, "cfr": CFRConfig, "ppo": PPOConfig, "psro": PSROConfig, "distill": DistillConfig,
+                "leaderboard": LeaderboardConfig}
 SHIPPED = sorted(str(p.relative_to(ROOT / "configs")) for p in (ROOT / "configs").rglob("*.yaml"))
 
 

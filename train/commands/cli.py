@@ -178,6 +178,17 @@ def check_exploitability(args) -> None:
     if args.approx:
         from train.eval.approx_br import check_request
 
+        if args.as_played:
+            raise TrucError("--as-played is an exact measurement on the public tree; --approx learns a best response: "
+                            "one or the other")
+        exact_only = [flag for flag, on in (("--suits", args.suits != 1), ("--real-redeal", args.real_redeal),
+                                            ("--check-hands", args.check_hands > 0),
+                                            ("--abstraction", args.abstraction != "strength"),
+                                            ("--viras", args.viras != "all"), ("--first-hands", args.first_hands != 4),
+                                            ("--relabellings", args.relabellings != "suits")) if on]
+        if exact_only:
+            raise TrucError(f"{', '.join(exact_only)}: settings of the exact measurement, which --approx does not "
+                            "take (it plays the real game; its settings are --br-steps, --eval-deals, --br-set, --br-dir)")
         if args.dealer != 0:
             raise TrucError("--approx measures from seat 0 dealing (the duplicate deals' seating); drop --dealer")
         check_request(args.agent, rules, args.br_steps, args.eval_deals, args.br_dir, args.br_set)
@@ -185,6 +196,15 @@ def check_exploitability(args) -> None:
     if rules.players != 2:
         raise TrucError(f"exploitability is exact on the heads-up public tree; {args.variant} has {rules.players} "
                         "players (--approx measures any game)")
+    if args.relabellings != "suits" and not args.as_played:
+        raise TrucError("--relabellings goes with --as-played")
+    if args.as_played:
+        if args.suits != 1 or args.real_redeal or args.abstraction != "strength":
+            raise TrucError("--as-played measures every suit relabelling on the strength abstraction; drop --suits, "
+                            "--real-redeal and --abstraction")
+        if rules.vira:
+            raise TrucError(f"{args.variant}: --as-played takes rules without a vira (the vira's suit fixes its "
+                            "manilhas, so no suit relabelling but the identity keeps the game)")
 
 
 def check_signals(args) -> None:
@@ -351,6 +371,9 @@ def cmd_exploitability(args) -> None:
 
         return cmd_approx(args)
 
+    if args.as_played:
+        return cmd_as_played(args)
+
     from agents import make_agent
     from train.eval.exploitability import default_cache_dir, policy_exploitability, projection_error
     from truc_env.game.rules import make_rules
@@ -408,6 +431,58 @@ def cmd_exploitability(args) -> None:
         with atomic_open(args.out, "w") as f:
             json.dump(result, f, indent=2)
         print(f"  written to {args.out}")
+
+
+def cmd_as_played(args) -> None:
+    import os
+
+    from agents import make_agent
+    from train.eval.as_played import as_played_exploitability
+    from train.eval.exploitability import default_cache_dir
+    from truc_env.game.rules import make_rules
+    from truc_env.io.atomic import atomic_open
+
+    rules = make_rules(args.variant, **parse_options(args.options))
+    agent = make_agent(args.agent, rules, seed=args.seed)
+    hands = args.check_hands or 2000
+    result = as_played_exploitability(agent, rules, dealer=args.dealer, first_hands=args.first_hands, hands=hands,
+                                      seed=args.seed, progress=not args.quiet, group=args.relabellings,
+                                      cache_dir=None if args.no_cache else (args.cache_dir or default_cache_dir()))
+    result["agent"] = args.agent
+    pr = result["per_relabelling"]
+    print(f"{args.agent} on {rules.variant} as it plays (one hand from 0-0, seat {args.dealer} deals), "
+          + (f"{len(result['relabellings'])} suit relabellings:" if result["group"] == "suits" else
+             f"the identity and {len(result['relabellings']) - 1} random relabellings within every rank:"))
+    print(f"  canonical assignment {result['canonical']:.4f}; per relabelling {pr['min']:.4f} .. {pr['max']:.4f} "
+          f"(mean {pr['mean']:.4f})")
+    print(f"  the mean of the relabellings' tables: exploitability {result['exploitability']:.4f} "
+          f"(best responses {result['br0']:+.4f} / {result['br1']:+.4f})")
+    for part, s in result["projection"].items():
+        if s["raw_vs_canonical"].get("decisions"):
+            print(f"  projection error ({part}, {s['raw_vs_canonical']['decisions']} held-out decisions, total "
+                  f"variation mean / p90): raw vs canonical {s['raw_vs_canonical']['mean']:.4f} / "
+                  f"{s['raw_vs_canonical']['p90']:.4f}, raw vs averaged {s['raw_vs_averaged']['mean']:.4f} / "
+                  f"{s['raw_vs_averaged']['p90']:.4f}, relabellings vs averaged "
+                  f"{s['relabellings_vs_averaged']['mean']:.4f} / {s['relabellings_vs_averaged']['p90']:.4f}")
+    print(f"  {result['seconds']:.0f}s wall, {result['cpu_seconds']:.0f}s CPU")
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with atomic_open(args.out, "w") as f:
+            json.dump(result, f, indent=2)
+        print(f"  written to {args.out}")
+
+
+def check_leaderboard(args) -> None:
+    from train import config
+    from train.eval.leaderboard import LeaderboardConfig
+
+    args.cfg = config.load(LeaderboardConfig, args.config, what="leaderboard config")
+
+
+def cmd_leaderboard(args) -> None:
+    from train.eval.leaderboard import write
+
+    write(args.cfg, args.config, args.out, progress=not args.quiet)
 
 
 def cmd_bench(args) -> None:
@@ -500,6 +575,12 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--real-redeal", action="store_true",
                     help="also the exact figure in the real game with its redeal (agents whose play after a redeal "
                     "ignores the first hand: table:PATH, random, a network distilled with forget_first_hand)")
+    ex.add_argument("--as-played", action="store_true",
+                    help="the exact figure under every suit relabelling and their mean, with the projection error on "
+                    "--check-hands held-out self-play hands (default 2,000; docs/results/exploitability.md)")
+    ex.add_argument("--relabellings", type=flags.word_or_integer("suits", 1, 10**4), default="suits",
+                    help="--as-played: 'suits' (every suit relabelling, 24 in Le Truc) or k (the identity and k-1 "
+                    "random relabellings within every rank, the suits of real deals)")
     ex.add_argument("--approx", action="store_true",
                     help="a lower bound for any variant and agent spec: a best response learned by PPO, measured on "
                     "fresh duplicate deals (docs/approx_exploitability.md)")
@@ -543,6 +624,12 @@ def build_parser() -> argparse.ArgumentParser:
                                      "--peers: like for like beside OpenSpiel, PettingZoo and pgx")
     table.build_parser(b)
     b.set_defaults(func=cmd_bench, check=check_bench)
+    lb = sub.add_parser("leaderboard", help="docs/leaderboard.md: every committed agent's exploitability and its Elo "
+                        "in one arena per variant (configs/leaderboard/all.yaml)")
+    lb.add_argument("--config", default="configs/leaderboard/all.yaml", type=flags.shipped_file("configs"))
+    lb.add_argument("--out", type=flags.output_file, help="the page (default: the config's 'out')")
+    lb.add_argument("--quiet", action="store_true")
+    lb.set_defaults(func=cmd_leaderboard, check=check_leaderboard)
     return p
 
 

@@ -44,6 +44,21 @@ def integer(lo: int, hi: int | None = None):
     return parse
 
 
+def word_or_integer(word: str, lo: int, hi: int):
+    """``word`` itself, or an integer in lo..hi."""
+    whole = integer(lo, hi)
+
+    def parse(text: str):
+        if text == word:
+            return word
+        try:
+            return whole(text)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r}: {word!r} or an integer in {lo}..{hi}") from None
+    parse.__name__ = "word_or_integer"
+    return parse
+
+
 def number(lo: float, hi: float | None = None, above: bool = False):
     """A finite number >= lo (> lo when ``above``), and <= hi when given: never nan or inf."""
     def parse(text: str) -> float:

@@ -1,0 +1,57 @@
+"""docs/leaderboard.md's generator (train/eval/leaderboard.py), on a tiny config: one arena, exact, approx and cited figures."""
+
+import pytest
+
+from train.eval import leaderboard as lbm
+from truc_env import TrucError
+
+SMALL = {"ranks": 4, "hand_size": 2, "max_raises": 2, "redeal": False}
+
+
+def _config(tmp_path, agents):
+    return {"out": str(tmp_path / "leaderboard.md"), "arena_dir": str(tmp_path / "arenas"),
+            "variants": [{"variant": "le_truc", "options": SMALL, "title": "Shrunk Le Truc",
+                          "arena": {"deals": 6, "seed": 3, "workers": 1}, "agents": agents}]}
+
+
+def test_the_page_has_every_agent_its_figure_and_its_command(tmp_path):
+    agents = [{"agent": "random", "exploitability": {"kind": "exact", "measure": True}},
+              {"agent": "heuristic:honest", "exploitability": {"kind": "approx", "value": 1.25, "ci95": [1.0, 1.5],
+                                                               "command": "truc exploitability --approx --agent heuristic:honest",
+                                                               "source": "a test"}},
+              {"agent": "heuristic:cautious"}]
+    lb = lbm.LeaderboardConfig.from_dict(_config(tmp_path, agents))
+    text = lbm.generate(lb, "tiny.yaml", log=lambda m: None)
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert len(rows) == 3
+    by = {r.split("`")[1]: r for r in rows}
+    # random's exact figure on this shrunk game, measured by the generator: docs/approx_exploitability.md's 4.048
+    assert "| exact |" in by["random"] and "truc exploitability --agent random --variant le_truc --options" in by["random"]
+    value = float(by["random"].split("|")[2])
+    assert value == pytest.approx(RANDOM_SMALL, abs=1e-4)
+    assert "≥ 1.2500 (1.000 … 1.500) | approx" in by["heuristic:honest"] and "(a test)" in by["heuristic:honest"]
+    assert "none measured" in by["heuristic:cautious"]
+    assert "python -m train.eval.leaderboard --config tiny.yaml" in text and "6 deals per pairing" in text
+    # the same config gives the same page
+    assert lbm.generate(lb, "tiny.yaml", log=lambda m: None) == text
+
+
+def test_main_writes_the_page(tmp_path):
+    import yaml
+
+    path = tmp_path / "lb.yaml"
+    path.write_text(yaml.safe_dump(_config(tmp_path, [{"agent": "random"}, {"agent": "heuristic:honest"}])))
+    assert lbm.main(["--config", str(path), "--quiet"]) == 0
+    assert "## Shrunk Le Truc" in (tmp_path / "leaderboard.md").read_text()
+
+
+@pytest.mark.parametrize("agents, match", [
+    ([{"agent": "random", "exploitability": {"kind": "guess", "value": 1}}], "'exact' or 'approx'"),
+    ([{"agent": "random", "exploitability": {"kind": "exact", "value": 1}}], "the 'command'"),
+])
+def test_bad_configs_are_refused(tmp_path, agents, match):
+    with pytest.raises(TrucError, match=match):
+        lbm.LeaderboardConfig.from_dict(_config(tmp_path, agents))
+
+
+RANDOM_SMALL = 4.0478
