@@ -61,10 +61,11 @@ from .engine import CHANCE, TERMINAL, State
 from .errors import TrucError
 from .observe import encoder_of, info_state_string, observation_string
 from .render import render
-from .rules import VARIANTS, make_rules, option_specs
+from .rules import SIGNAL_KEYS, VARIANTS, make_rules, option_specs
 
 _BASE = {"variant": "le_truc", "options": "", "episode": "game", "score": "", "dealer": -1}
-_SIGNALS = {"mode": "", "vocab": -1, "truthful": True, "intercept": -1.0, "timing": ""}  # signals_<key>
+# signals_<key> for each key of the signals option, at its "the variant's default" placeholder
+_SIGNALS = dict(zip(SIGNAL_KEYS, ("", -1, True, -1.0, ""), strict=True))
 _YES_NO = {"yes": True, "true": True, "no": False, "false": False}
 
 
