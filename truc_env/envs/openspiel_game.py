@@ -61,10 +61,11 @@ from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
 from truc_env.game.engine import CHANCE, TERMINAL, State
 from truc_env.game.observe import encoder_of, info_state_string, observation_string
-from truc_env.game.rules import VARIANTS, make_rules, option_specs
+from truc_env.game.rules import SIGNAL_KEYS, VARIANTS, make_rules, option_specs
 
 _BASE = {"variant": "le_truc", "options": "", "episode": "game", "score": "", "dealer": -1}
-_SIGNALS = {"mode": "", "vocab": -1, "truthful": True, "intercept": -1.0, "timing": ""}  # signals_<key>
+# signals_<key> for each key of the signals option, at its "the variant's default" placeholder
+_SIGNALS = dict(zip(SIGNAL_KEYS, ("", -1, True, -1.0, ""), strict=True))
 _YES_NO = {"yes": True, "true": True, "no": False, "false": False}
 
 

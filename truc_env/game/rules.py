@@ -18,6 +18,7 @@ from truc_env.io.checks import MAX_SEED, check_seed  # noqa: F401  (re-exported:
 
 SIGNAL_MODES = ("none", "free", "card", "senas")
 SIGNAL_TIMINGS = ("deal", "every_trick")
+SIGNAL_KEYS = ("mode", "vocab", "truthful", "intercept", "timing")  # the signals option's keys, in its dict order
 
 
 @dataclass(frozen=True)
@@ -32,8 +33,7 @@ class SignalRules:
     governor_partners_only: bool = False  # Le Truc: only the governors' partners signal
 
     def as_dict(self) -> dict:
-        return {"mode": self.mode, "vocab": self.vocab, "truthful": self.truthful,
-                "intercept": self.intercept, "timing": self.timing}
+        return {key: getattr(self, key) for key in SIGNAL_KEYS}
 
 
 def _check_value(variant: str, name: str, spec: OptionSpec, value: Any) -> Any:
@@ -234,7 +234,7 @@ def _signal_rules(spec: Variant, value: Any, partnership: bool) -> SignalRules:
         value = {"mode": value}
     if not isinstance(value, dict):
         raise RulesError(f"{variant}: option signals must be a dict like {{'mode': 'free', 'vocab': 8}}, got {value!r}")
-    allowed_keys = {"mode", "vocab", "truthful", "intercept", "timing"}
+    allowed_keys = set(SIGNAL_KEYS)
     unknown = set(value) - allowed_keys
     if unknown:
         raise RulesError(f"{variant}: unknown signals key(s) {sorted(unknown)}; allowed: {sorted(allowed_keys)}")
