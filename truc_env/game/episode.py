@@ -86,8 +86,10 @@ class Dealer:
         if len(state.hand_log) != self.hand:  # a new hand: its own deck order
             self.hand = len(state.hand_log)
             self.perm = self._decks(self.hand)
-            deck = self.rules.deck  # tolist: indexing by numpy integers costs several times more
-            self.order = [deck[i] for i in self.perm.tolist()]
+            # an array as Python ints (indexing by numpy integers costs several times more); any sequence works
+            perm = self.perm.tolist() if isinstance(self.perm, np.ndarray) else self.perm
+            deck = self.rules.deck
+            self.order = [deck[i] for i in perm]
             self.pos = 0
 
     def resolve(self, state: State) -> None:

@@ -1,0 +1,129 @@
+"""Writing observation rows at batch sizes in and out of the caches: plain stores, software prefetching,
+non-temporal stores (numba, one thread). The experiment behind ``benchmarks/targets.md``'s B = 65536 row.
+
+    python benchmarks/obs_rows.py [--sizes 1024 65536] [--seconds 0.3]
+
+Each variant writes what the batched kernel's ``write_obs`` writes per game: a row of 325 float32 cleared,
+then 25 ones at fixed positions; nanoseconds per row (CPU time, best of 3). ``prefetch k``: ``llvm.prefetch``
+for writing of the row k games ahead; ``non-temporal``: the row built in a cached scratch row, then
+stored with ``!nontemporal`` stores (which skip reading the destination's cache lines before writing them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+ROW, ONES = 325, 25  # le_truc's observation size; about the entries one sets
+
+
+@intrinsic
+def _prefetch_write(typingctx, arr, i):
+    def codegen(context, builder, signature, args):
+        a = context.make_array(signature.args[0])(context, builder, args[0])
+        ptr = builder.bitcast(builder.gep(a.data, [args[1]]), ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [ptr, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(arr, i), codegen
+
+
+@intrinsic
+def _store_nontemporal(typingctx, arr, i, val):
+    def codegen(context, builder, signature, args):
+        a = context.make_array(signature.args[0])(context, builder, args[0])
+        store = builder.store(args[2], builder.gep(a.data, [args[1]]))
+        store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return types.void(arr, i, arr.dtype), codegen
+
+
+@intrinsic
+def _fence(typingctx):
+    def codegen(context, builder, signature, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+@numba.njit
+def plain(obs, idx, ahead):
+    for b in range(obs.shape[0]):
+        o = obs[b]
+        o[:] = 0.0
+        for k in range(idx.shape[1]):
+            o[idx[b % idx.shape[0], k]] = 1.0
+
+
+@numba.njit
+def prefetched(obs, idx, ahead):
+    flat, m, B = obs.reshape(-1), obs.shape[1], obs.shape[0]
+    for b in range(B):
+        if b + ahead < B:
+            for j in range(0, m, 16):  # one per 64-byte line
+                _prefetch_write(flat, (b + ahead) * m + j)
+        o = obs[b]
+        o[:] = 0.0
+        for k in range(idx.shape[1]):
+            o[idx[b % idx.shape[0], k]] = 1.0
+
+
+@numba.njit
+def nontemporal(obs, idx, ahead):
+    flat, m = obs.reshape(-1), obs.shape[1]
+    row = np.zeros(m, np.float32)
+    for b in range(obs.shape[0]):
+        row[:] = 0.0
+        for k in range(idx.shape[1]):
+            row[idx[b % idx.shape[0], k]] = 1.0
+        for j in range(m):
+            _store_nontemporal(flat, b * m + j, row[j])
+    _fence()
+
+
+def ns_per_row(fn, obs, idx, ahead, seconds):
+    best = float("inf")
+    for _ in range(3):
+        n, t0 = 0, time.process_time()
+        while time.process_time() - t0 < seconds:
+            fn(obs, idx, ahead)
+            n += obs.shape[0]
+        best = min(best, (time.process_time() - t0) / n * 1e9)
+    return best
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", nargs="+", type=int, default=[1024, 65536])
+    ap.add_argument("--seconds", type=float, default=0.3)
+    args = ap.parse_args(argv)
+    idx = np.sort(np.random.default_rng(0).integers(0, ROW, (64, ONES)), axis=1).astype(np.int32)
+    rows = [("plain", plain, 0), ("prefetch 2", prefetched, 2), ("prefetch 8", prefetched, 8),
+            ("prefetch 32", prefetched, 32), ("non-temporal", nontemporal, 0)]
+    print(f"{'B':>7}  " + "".join(f"{name:>14}" for name, _, _ in rows) + "   (ns per row)")
+    for B in args.sizes:
+        obs, want = np.zeros((B, ROW), np.float32), np.zeros((B, ROW), np.float32)
+        plain(want, idx, 0)
+        out = []
+        for _, fn, ahead in rows:
+            fn(obs, idx, ahead)
+            assert np.array_equal(obs, want)  # every variant writes the same rows
+            out.append(ns_per_row(fn, obs, idx, ahead, args.seconds))
+        print(f"{B:>7}  " + "".join(f"{x:>14.1f}" for x in out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
