@@ -264,15 +264,17 @@ class RunConfig:
     """the variant's options, as for ``make_rules``"""
 
     def rules(self):
-        """The run's Rules, built once and passed down (rebuilt only if ``variant`` or ``options`` changed)."""
-        from truc_env.game.rules import make_rules
-
+        """The run's Rules, built once per variant and options and passed down (not kept on the config:
+        ``cfg.__dict__`` stays the settings alone, as workers and checkpoints receive them)."""
         key = (self.variant, repr(sorted((self.options or {}).items())))
-        made = self.__dict__.get("_rules")
-        if made is None or made[0] != key:
-            made = (key, make_rules(self.variant, **(self.options or {})))
-            self.__dict__["_rules"] = made
-        return made[1]
+        if key not in _RULES:
+            from truc_env.game.rules import make_rules
+
+            _RULES[key] = make_rules(self.variant, **(self.options or {}))
+        return _RULES[key]
+
+
+_RULES: dict = {}  # (variant, options) -> Rules: a Rules is frozen, so one per game serves every run
 
 
 RUN_SCHEMA = {"variant": STR, "options": DICT}
