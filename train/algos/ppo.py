@@ -64,6 +64,7 @@ import dataclasses
 import math
 import os
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -105,8 +106,105 @@ def policy_dict(cfg: PPOConfig, rules, net: nn.Module) -> dict:
             "model": {k: v.detach().cpu() for k, v in net.state_dict().items()}}
 
 
+@dataclass
+class Run:
+    """What a run carries from one update to the next (and what its checkpoint holds)."""
+
+    cfg: PPOConfig
+    rules: object
+    run_dir: str
+    device: torch.device
+    rng: np.random.Generator  # deals, seats, opponents, minibatches
+    gen: torch.Generator  # action sampling during rollouts
+    net: PolicyNet
+    optimizer: torch.optim.Optimizer
+    league: League
+    average: IterateAverage | None
+    magnet: PolicyNet | None = None  # mmd with a moving magnet: the frozen policy the loss pulls towards
+    history: list = field(default_factory=list)
+    start_update: int = 1
+    global_step: int = 0
+    elapsed_before: float = 0.0
+
+    @property
+    def checkpoint_path(self) -> str:
+        return os.path.join(self.run_dir, "checkpoint.pt")
+
+
 def train(cfg: PPOConfig, resume: bool = False) -> dict:
-    """Train (or continue) the run described by ``cfg``; returns a summary of the last metrics."""
+    """Train (or continue) the run described by ``cfg``; returns a summary of the last metrics.
+
+    The stages: :func:`start_run` (checks, seeding, the network, ``--resume``), then per update a rollout
+    (:class:`~train.algos.rollout.Collector`), :func:`update_epochs` (the PPO / MMD loss), :func:`metrics_row`
+    (league, evaluation, exploitability) and :func:`save_checkpoint`; :func:`finish_run` writes the outputs.
+    """
+    run, opponents = start_run(cfg, resume)
+    rules = run.rules
+    writer = None
+    if cfg.tensorboard:
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(os.path.join(run.run_dir, "tb"))
+    collector = Collector(cfg, rules, run.device)
+    collector.fixed.update((spec, opponents[spec]) for spec in cfg.fixed_opponents)
+    print(f"ppo {cfg.name}: rollout {collector.path} ({collector.why})")
+    pick_training = opponent_picker(cfg, collector, run.league)
+
+    num_updates = cfg.num_updates
+    t0 = time.time()
+    bar = None
+    if cfg.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=num_updates, initial=run.start_update - 1, desc=f"ppo {cfg.name}", unit="upd")
+    last_eval: dict = run.history[-1].get("eval", {}) if run.history else {}
+    for update in range(run.start_update, num_updates + 1):
+        if cfg.anneal_lr:
+            run.optimizer.param_groups[0]["lr"] = cfg.learning_rate * (1.0 - (update - 1.0) / num_updates)
+        t_roll = time.time()
+        run.net.eval()
+        buf, episodes = collector.rollout(run.net, run.league, run.rng, run.gen, pick_training,
+                                          target_steps=cfg.steps_per_update)
+        rollout_s = time.time() - t_roll
+        for label, ret, _ in episodes:
+            if label.startswith("pool:"):
+                run.league.record(int(label[5:]), score_of(ret))
+        run.global_step += len(buf)
+        stats = update_epochs(run, buf, update)
+        if update % cfg.snapshot_every == 0:
+            run.league.add(update, run.net)
+        elapsed = run.elapsed_before + time.time() - t0
+        row = metrics_row(run, update, buf, episodes, stats, elapsed, rollout_s)
+        if update % cfg.eval_every == 0 or update == num_updates:
+            last_eval = evaluate(run.net, cfg, rules, run.device, collector, run.league, update)
+            row["eval"] = last_eval
+        if cfg.exploitability_every and (update % cfg.exploitability_every == 0 or update == num_updates):
+            row["exploitability"] = measure_exploitability(run.net, cfg, rules, run.average, update)
+            write_exploitability_csv(run.history + [row], os.path.join(run.run_dir, "exploitability.csv"))
+        run.history.append(row)
+        if writer is not None:
+            log_scalars(writer, row, run.global_step)
+        stop = cfg.time_limit_minutes and elapsed > 60 * cfg.time_limit_minutes
+        if update % cfg.checkpoint_every == 0 or update == num_updates or stop:
+            save_checkpoint(run, update, elapsed)
+        if bar is not None:
+            bar.update(1)
+            post = {"sps": f"{row['sps']:.0f}", "ent": f"{stats['entropy']:.2f}"}
+            if last_eval:
+                post["eval_wr"] = f"{last_eval['win_rate']:.2f}"
+            bar.set_postfix(post)
+        if stop:
+            print(f"time limit of {cfg.time_limit_minutes} min reached after update {update}")
+            break
+    if bar is not None:
+        bar.close()
+    if writer is not None:
+        writer.close()
+    return finish_run(run, last_eval)
+
+
+def start_run(cfg: PPOConfig, resume: bool) -> tuple[Run, dict]:
+    """Check the config, build every opponent, seed, and make the network (from the checkpoint on --resume)."""
     cfg.validate()
     rules = cfg.rules()
     run_dir = os.path.join(cfg.out_dir, cfg.name)
@@ -120,9 +218,9 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
     config.output_folder(run_dir, "out_dir")
 
     # seeding, in one block
-    rng = np.random.default_rng(cfg.seed)  # deals, seats, opponents, minibatches
+    rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
-    gen = torch.Generator().manual_seed(cfg.seed)  # action sampling during rollouts
+    gen = torch.Generator().manual_seed(cfg.seed)
     if cfg.deterministic or torch.are_deterministic_algorithms_enabled():  # the call imports torch's compiler
         torch.use_deterministic_algorithms(cfg.deterministic)
     torch.set_num_threads(cfg.torch_threads)
@@ -132,55 +230,54 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
 
     meta = net_meta(cfg, rules)
     net = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden).to(device)
-    optimizer = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5)
-    league = League(cfg)
-    history: list[dict] = []
-    start_update, global_step, elapsed_before = 1, 0, 0.0
-    magnet = None  # mmd with a moving magnet: the frozen policy the loss pulls towards
-    average = IterateAverage(cfg, rules) if cfg.average != "none" else None
+    run = Run(cfg, rules, run_dir, device, rng, gen, net,
+              torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5), League(cfg),
+              IterateAverage(cfg, rules) if cfg.average != "none" else None)
     if resume:
-        if not os.path.exists(ck_path):
-            raise TrucError(f"--resume: no checkpoint at {ck_path}")
-        ck = read_checkpoint(ck_path, rules)
-        try:
-            if ck["net"] != meta:
-                raise TrucError(f"--resume: {ck_path} has network {ck['net']}, the config asks for {meta}")
-            net.load_state_dict(ck["model"])
-            optimizer.load_state_dict(ck["optimizer"])
-            rng.bit_generator.state = ck["rng"]["numpy"]
-            gen.set_state(ck["rng"]["torch"])
-            torch.set_rng_state(ck["rng"]["torch_global"])
-            league.load_state_dict(ck["league"])
-            for s in league.snapshots:
-                s["params"] = {k: v.to(device) for k, v in s["params"].items()}
-            history = list(ck["history"])
-            if average is not None and "average" in ck:
-                average.load_state_dict(ck["average"])
-            if "magnet" in ck:
-                magnet = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden, init=False).to(device)
-                magnet.load_state_dict(ck["magnet"])
-                magnet.eval().requires_grad_(False)
-            start_update, global_step = ck["update"] + 1, ck["global_step"]
-            elapsed_before = ck["elapsed"]
-            changed = {k: (ck["config"].get(k), v) for k, v in dataclasses.asdict(cfg).items()
-                       if ck["config"].get(k) != v}
-        except TrucError:
-            raise
-        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
-            # a checkpoint of the right format but missing or mangled training state
-            raise TrucError(f"--resume: {ck_path} lacks this run's training state ({type(e).__name__}: "
-                            f"{str(e)[:120]})") from None
-        if changed:
-            print(f"resume: settings changed since the checkpoint (was, now): {changed}")
+        resume_run(run, meta)
+    return run, opponents
 
-    writer = None
-    if cfg.tensorboard:
-        from torch.utils.tensorboard import SummaryWriter
 
-        writer = SummaryWriter(os.path.join(run_dir, "tb"))
-    collector = Collector(cfg, rules, device)
-    collector.fixed.update((spec, opponents[spec]) for spec in cfg.fixed_opponents)
-    print(f"ppo {cfg.name}: rollout {collector.path} ({collector.why})")
+def resume_run(run: Run, meta: dict) -> None:
+    """Load the checkpoint's network, optimiser, RNG states, league, history and magnet into ``run``."""
+    cfg, ck_path = run.cfg, run.checkpoint_path
+    if not os.path.exists(ck_path):
+        raise TrucError(f"--resume: no checkpoint at {ck_path}")
+    ck = read_checkpoint(ck_path, run.rules)
+    try:
+        if ck["net"] != meta:
+            raise TrucError(f"--resume: {ck_path} has network {ck['net']}, the config asks for {meta}")
+        run.net.load_state_dict(ck["model"])
+        run.optimizer.load_state_dict(ck["optimizer"])
+        run.rng.bit_generator.state = ck["rng"]["numpy"]
+        run.gen.set_state(ck["rng"]["torch"])
+        torch.set_rng_state(ck["rng"]["torch_global"])
+        run.league.load_state_dict(ck["league"])
+        for s in run.league.snapshots:
+            s["params"] = {k: v.to(run.device) for k, v in s["params"].items()}
+        run.history = list(ck["history"])
+        if run.average is not None and "average" in ck:
+            run.average.load_state_dict(ck["average"])
+        if "magnet" in ck:
+            run.magnet = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden, init=False).to(run.device)
+            run.magnet.load_state_dict(ck["magnet"])
+            run.magnet.eval().requires_grad_(False)
+        run.start_update, run.global_step = ck["update"] + 1, ck["global_step"]
+        run.elapsed_before = ck["elapsed"]
+        changed = {k: (ck["config"].get(k), v) for k, v in dataclasses.asdict(cfg).items()
+                   if ck["config"].get(k) != v}
+    except TrucError:
+        raise
+    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
+        # a checkpoint of the right format but missing or mangled training state
+        raise TrucError(f"--resume: {ck_path} lacks this run's training state ({type(e).__name__}: "
+                        f"{str(e)[:120]})") from None
+    if changed:
+        print(f"resume: settings changed since the checkpoint (was, now): {changed}")
+
+
+def opponent_picker(cfg: PPOConfig, collector: Collector, league: League):
+    """The draw of each training episode's opponents: a fixed agent, the policy itself, or a snapshot."""
 
     def pick_training(r):
         u = r.random()
@@ -194,158 +291,137 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
         k = league.pick(r)
         return f"pool:{k}", k, None
 
-    num_updates = cfg.num_updates
-    t0 = time.time()
-    bar = None
-    if cfg.progress:
-        from tqdm import tqdm
+    return pick_training
 
-        bar = tqdm(total=num_updates, initial=start_update - 1, desc=f"ppo {cfg.name}", unit="upd")
-    last_eval: dict = history[-1].get("eval", {}) if history else {}
-    for update in range(start_update, num_updates + 1):
-        if cfg.anneal_lr:
-            optimizer.param_groups[0]["lr"] = cfg.learning_rate * (1.0 - (update - 1.0) / num_updates)
-        t_roll = time.time()
-        net.eval()
-        buf, episodes = collector.rollout(net, league, rng, gen, pick_training, target_steps=cfg.steps_per_update)
-        rollout_s = time.time() - t_roll
-        for label, ret, _ in episodes:
-            if label.startswith("pool:"):
-                league.record(int(label[5:]), score_of(ret))
-        global_step += len(buf)
 
-        # ---- the PPO update
-        adv, returns = buf.advantages(cfg.gamma, cfg.gae_lambda)
-        b_obs = torch.as_tensor(buf.obs, device=device)
-        b_mask = torch.as_tensor(buf.mask, device=device)
-        b_act = torch.as_tensor(np.asarray(buf.action), device=device)
-        b_logp = torch.as_tensor(np.asarray(buf.logp, np.float32), device=device)
-        b_val = torch.as_tensor(np.asarray(buf.value, np.float32), device=device)
-        b_adv = torch.as_tensor(adv.astype(np.float32), device=device)
-        b_ret = torch.as_tensor(returns.astype(np.float32), device=device)
-        batch = len(buf)
-        mb_size = math.ceil(batch / cfg.num_minibatches)
-        mmd = cfg.algorithm == "mmd"
-        if mmd:
-            # MMD's temperature, annealed linearly over the run
-            frac = (update - 1.0) / max(num_updates - 1, 1)
-            magnet_coef = cfg.magnet_coef + frac * (cfg.magnet_coef_end - cfg.magnet_coef)
-            if cfg.magnet == "moving" and (magnet is None or (update - 1) % cfg.magnet_update_every == 0):
-                magnet = copy.deepcopy(net).eval().requires_grad_(False)
-        net.train()
-        clipfracs, approx_kl, pg_loss, v_loss, entropy, magnet_kl = [], torch.zeros(()), 0.0, 0.0, 0.0, 0.0
-        for _epoch in range(cfg.update_epochs):
-            perm = torch.as_tensor(rng.permutation(batch), device=device)
-            for start in range(0, batch, mb_size):
-                mb = perm[start:start + mb_size]
-                # index_select: the same rows as b_obs[mb], gathered ~3x faster on the CPU
-                _, newlogp, ent, newv = net(b_obs.index_select(0, mb), b_mask[mb], b_act[mb])
-                logratio = newlogp - b_logp[mb]
-                ratio = logratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - logratio).mean()
-                    clipfracs.append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
-                mb_adv = b_adv[mb]
-                if cfg.norm_adv and len(mb) > 1:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg1 = -mb_adv * ratio
-                pg2 = -mb_adv * torch.clamp(ratio, 1 - cfg.clip_coef, 1 + cfg.clip_coef)
-                pg = torch.max(pg1, pg2).mean()
-                if cfg.clip_vloss:
-                    v_unclipped = (newv - b_ret[mb]) ** 2
-                    v_clipped = b_val[mb] + torch.clamp(newv - b_val[mb], -cfg.clip_coef, cfg.clip_coef)
-                    vl = 0.5 * torch.max(v_unclipped, (v_clipped - b_ret[mb]) ** 2).mean()
+def update_epochs(run: Run, buf, update: int) -> dict:
+    """The PPO update on one rollout (CleanRL's clipped loss; with ``mmd`` the magnet's reverse KL too)."""
+    cfg, net, device = run.cfg, run.net, run.device
+    adv, returns = buf.advantages(cfg.gamma, cfg.gae_lambda)
+    b_obs = torch.as_tensor(buf.obs, device=device)
+    b_mask = torch.as_tensor(buf.mask, device=device)
+    b_act = torch.as_tensor(np.asarray(buf.action), device=device)
+    b_logp = torch.as_tensor(np.asarray(buf.logp, np.float32), device=device)
+    b_val = torch.as_tensor(np.asarray(buf.value, np.float32), device=device)
+    b_adv = torch.as_tensor(adv.astype(np.float32), device=device)
+    b_ret = torch.as_tensor(returns.astype(np.float32), device=device)
+    batch = len(buf)
+    mb_size = math.ceil(batch / cfg.num_minibatches)
+    mmd = cfg.algorithm == "mmd"
+    magnet_coef = 0.0
+    if mmd:
+        # MMD's temperature, annealed linearly over the run
+        frac = (update - 1.0) / max(cfg.num_updates - 1, 1)
+        magnet_coef = cfg.magnet_coef + frac * (cfg.magnet_coef_end - cfg.magnet_coef)
+        if cfg.magnet == "moving" and (run.magnet is None or (update - 1) % cfg.magnet_update_every == 0):
+            run.magnet = copy.deepcopy(net).eval().requires_grad_(False)
+    magnet = run.magnet
+    net.train()
+    clipfracs, approx_kl, pg_loss, v_loss, entropy, magnet_kl = [], torch.zeros(()), 0.0, 0.0, 0.0, 0.0
+    for _epoch in range(cfg.update_epochs):
+        perm = torch.as_tensor(run.rng.permutation(batch), device=device)
+        for start in range(0, batch, mb_size):
+            mb = perm[start:start + mb_size]
+            # index_select: the same rows as b_obs[mb], gathered ~3x faster on the CPU
+            _, newlogp, ent, newv = net(b_obs.index_select(0, mb), b_mask[mb], b_act[mb])
+            logratio = newlogp - b_logp[mb]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - logratio).mean()
+                clipfracs.append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
+            mb_adv = b_adv[mb]
+            if cfg.norm_adv and len(mb) > 1:
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+            pg1 = -mb_adv * ratio
+            pg2 = -mb_adv * torch.clamp(ratio, 1 - cfg.clip_coef, 1 + cfg.clip_coef)
+            pg = torch.max(pg1, pg2).mean()
+            if cfg.clip_vloss:
+                v_unclipped = (newv - b_ret[mb]) ** 2
+                v_clipped = b_val[mb] + torch.clamp(newv - b_val[mb], -cfg.clip_coef, cfg.clip_coef)
+                vl = 0.5 * torch.max(v_unclipped, (v_clipped - b_ret[mb]) ** 2).mean()
+            else:
+                vl = 0.5 * ((newv - b_ret[mb]) ** 2).mean()
+            ent_mean = ent.mean()
+            loss = pg - cfg.ent_coef * ent_mean + cfg.vf_coef * vl
+            if mmd:
+                # reverse KL to the magnet over the legal actions: sum_a pi(a) (log pi(a) - log m(a))
+                mb_mask = b_mask[mb]
+                logp_all = torch.log_softmax(net.masked_logits(b_obs[mb], mb_mask), dim=-1)
+                if magnet is None:  # uniform over the legal actions
+                    logm = -torch.log(mb_mask.sum(-1, keepdim=True).float())
                 else:
-                    vl = 0.5 * ((newv - b_ret[mb]) ** 2).mean()
-                ent_mean = ent.mean()
-                loss = pg - cfg.ent_coef * ent_mean + cfg.vf_coef * vl
-                if mmd:
-                    # reverse KL to the magnet over the legal actions: sum_a pi(a) (log pi(a) - log m(a))
-                    mb_mask = b_mask[mb]
-                    logp_all = torch.log_softmax(net.masked_logits(b_obs[mb], mb_mask), dim=-1)
-                    if magnet is None:  # uniform over the legal actions
-                        logm = -torch.log(mb_mask.sum(-1, keepdim=True).float())
-                    else:
-                        with torch.no_grad():
-                            logm = torch.log_softmax(magnet.masked_logits(b_obs[mb], mb_mask), dim=-1)
-                    kl = (logp_all.exp() * (logp_all - logm).masked_fill(~mb_mask, 0.0)).sum(-1).mean()
-                    loss = loss + magnet_coef * kl
-                    magnet_kl = kl.item()
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-                optimizer.step()
-                pg_loss, v_loss, entropy = pg.item(), vl.item(), ent_mean.item()
-            if cfg.target_kl is not None and approx_kl.item() > cfg.target_kl:
-                break
-        y_pred, y_true = b_val.cpu().numpy(), b_ret.cpu().numpy()
-        var_y = np.var(y_true)
-        explained_var = float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y)
-
-        # ---- league, evaluation, metrics
-        if update % cfg.snapshot_every == 0:
-            league.add(update, net)
-        elapsed = elapsed_before + time.time() - t0
-        others = [ret for label, ret, _ in episodes if label != "self"]
-        row = {
-            "update": update, "global_step": global_step, "elapsed_s": elapsed,
-            "sps": global_step / max(elapsed, 1e-9), "rollout_sps": len(buf) / max(rollout_s, 1e-9),
-            "learning_rate": optimizer.param_groups[0]["lr"], "value_loss": v_loss, "policy_loss": pg_loss,
-            "entropy": entropy, "approx_kl": approx_kl.item(), "clipfrac": float(np.mean(clipfracs)),
-            "explained_variance": explained_var, "episodes": len(episodes),
-            "episode_length": float(np.mean([d for *_, d in episodes])),
-            "episode_return": float(np.mean(others)) if others else float("nan"),
-            "self_play_share": 1.0 - len(others) / max(len(episodes), 1),
-        }
-        if mmd:
-            row["magnet_kl"], row["magnet_coef"] = magnet_kl, magnet_coef
-        for spec in cfg.fixed_opponents:
-            rets = [ret for label, ret, _ in episodes if label == spec]
-            if rets:
-                row[f"return_vs/{spec}"] = float(np.mean(rets))
-        if update % cfg.eval_every == 0 or update == num_updates:
-            last_eval = evaluate(net, cfg, rules, device, collector, league, update)
-            row["eval"] = last_eval
-        if cfg.exploitability_every and (update % cfg.exploitability_every == 0 or update == num_updates):
-            row["exploitability"] = measure_exploitability(net, cfg, rules, average, update)
-            write_exploitability_csv(history + [row], os.path.join(run_dir, "exploitability.csv"))
-        history.append(row)
-        if writer is not None:
-            log_scalars(writer, row, global_step)
-        stop = cfg.time_limit_minutes and elapsed > 60 * cfg.time_limit_minutes
-        if update % cfg.checkpoint_every == 0 or update == num_updates or stop:
-            ck = policy_dict(cfg, rules, net)
-            ck.update({
-                "update": update, "global_step": global_step, "elapsed": elapsed,
-                "optimizer": optimizer.state_dict(),
-                "rng": {"numpy": rng.bit_generator.state, "torch": gen.get_state(),
-                        "torch_global": torch.get_rng_state()},
-                "league": [{**s, "params": {k: v.cpu() for k, v in s["params"].items()}} for s in league.snapshots],
-                "history": history,
-            })
-            if average is not None:
-                ck["average"] = average.state_dict()
-            if magnet is not None:
-                ck["magnet"] = {k: v.detach().cpu() for k, v in magnet.state_dict().items()}
-            save_atomic(ck, ck_path)
-            if cfg.keep_every and update % cfg.keep_every == 0:
-                save_atomic(ck, os.path.join(run_dir, f"checkpoint_{update}.pt"))
-        if bar is not None:
-            bar.update(1)
-            post = {"sps": f"{row['sps']:.0f}", "ent": f"{entropy:.2f}"}
-            if last_eval:
-                post["eval_wr"] = f"{last_eval['win_rate']:.2f}"
-            bar.set_postfix(post)
-        if stop:
-            print(f"time limit of {cfg.time_limit_minutes} min reached after update {update}")
+                    with torch.no_grad():
+                        logm = torch.log_softmax(magnet.masked_logits(b_obs[mb], mb_mask), dim=-1)
+                kl = (logp_all.exp() * (logp_all - logm).masked_fill(~mb_mask, 0.0)).sum(-1).mean()
+                loss = loss + magnet_coef * kl
+                magnet_kl = kl.item()
+            run.optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            run.optimizer.step()
+            pg_loss, v_loss, entropy = pg.item(), vl.item(), ent_mean.item()
+        if cfg.target_kl is not None and approx_kl.item() > cfg.target_kl:
             break
-    if bar is not None:
-        bar.close()
-    if writer is not None:
-        writer.close()
-    save_atomic(policy_dict(cfg, rules, net), os.path.join(run_dir, "policy.pt"))
-    if average is not None and average.count:
-        average.save(os.path.join(run_dir, "average.npz"))
+    y_pred, y_true = b_val.cpu().numpy(), b_ret.cpu().numpy()
+    var_y = np.var(y_true)
+    explained_var = float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y)
+    stats = {"value_loss": v_loss, "policy_loss": pg_loss, "entropy": entropy, "approx_kl": approx_kl.item(),
+             "clipfrac": float(np.mean(clipfracs)), "explained_variance": explained_var}
+    if mmd:
+        stats["magnet_kl"], stats["magnet_coef"] = magnet_kl, magnet_coef
+    return stats
+
+
+def metrics_row(run: Run, update: int, buf, episodes: list, stats: dict, elapsed: float, rollout_s: float) -> dict:
+    """One row of the run's history: the update's losses, speeds, episodes and returns by opponent."""
+    cfg = run.cfg
+    others = [ret for label, ret, _ in episodes if label != "self"]
+    row = {
+        "update": update, "global_step": run.global_step, "elapsed_s": elapsed,
+        "sps": run.global_step / max(elapsed, 1e-9), "rollout_sps": len(buf) / max(rollout_s, 1e-9),
+        "learning_rate": run.optimizer.param_groups[0]["lr"], "value_loss": stats["value_loss"],
+        "policy_loss": stats["policy_loss"], "entropy": stats["entropy"], "approx_kl": stats["approx_kl"],
+        "clipfrac": stats["clipfrac"], "explained_variance": stats["explained_variance"], "episodes": len(episodes),
+        "episode_length": float(np.mean([d for *_, d in episodes])),
+        "episode_return": float(np.mean(others)) if others else float("nan"),
+        "self_play_share": 1.0 - len(others) / max(len(episodes), 1),
+    }
+    if "magnet_kl" in stats:
+        row["magnet_kl"], row["magnet_coef"] = stats["magnet_kl"], stats["magnet_coef"]
+    for spec in cfg.fixed_opponents:
+        rets = [ret for label, ret, _ in episodes if label == spec]
+        if rets:
+            row[f"return_vs/{spec}"] = float(np.mean(rets))
+    return row
+
+
+def save_checkpoint(run: Run, update: int, elapsed: float) -> None:
+    """Write everything a --resume needs, atomically (and a kept copy every ``keep_every`` updates)."""
+    cfg = run.cfg
+    ck = policy_dict(cfg, run.rules, run.net)
+    ck.update({
+        "update": update, "global_step": run.global_step, "elapsed": elapsed,
+        "optimizer": run.optimizer.state_dict(),
+        "rng": {"numpy": run.rng.bit_generator.state, "torch": run.gen.get_state(),
+                "torch_global": torch.get_rng_state()},
+        "league": [{**s, "params": {k: v.cpu() for k, v in s["params"].items()}} for s in run.league.snapshots],
+        "history": run.history,
+    })
+    if run.average is not None:
+        ck["average"] = run.average.state_dict()
+    if run.magnet is not None:
+        ck["magnet"] = {k: v.detach().cpu() for k, v in run.magnet.state_dict().items()}
+    save_atomic(ck, run.checkpoint_path)
+    if cfg.keep_every and update % cfg.keep_every == 0:
+        save_atomic(ck, os.path.join(run.run_dir, f"checkpoint_{update}.pt"))
+
+
+def finish_run(run: Run, last_eval: dict) -> dict:
+    """Write policy.pt, the average and the pictures; the run's summary."""
+    cfg, rules, run_dir, history = run.cfg, run.rules, run.run_dir, run.history
+    save_atomic(policy_dict(cfg, rules, run.net), os.path.join(run_dir, "policy.pt"))
+    if run.average is not None and run.average.count:
+        run.average.save(os.path.join(run_dir, "average.npz"))
     png = None
     if cfg.plot:
         png = plot_curves(history, os.path.join(run_dir, "curves.png"), title=run_title(cfg, rules))
@@ -357,8 +433,8 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
         os.makedirs(os.path.dirname(cfg.curves_png) or ".", exist_ok=True)
         shutil.copyfile(png, cfg.curves_png)
     last = history[-1] if history else {}
-    return {"run_dir": run_dir, "updates": last.get("update", 0), "global_step": global_step,
-            "elapsed_s": last.get("elapsed_s", 0.0), "sps": last.get("sps", 0.0), "eval": last_eval, "net": net}
+    return {"run_dir": run_dir, "updates": last.get("update", 0), "global_step": run.global_step,
+            "elapsed_s": last.get("elapsed_s", 0.0), "sps": last.get("sps", 0.0), "eval": last_eval, "net": run.net}
 
 
 def evaluate(net, cfg: PPOConfig, rules, device, collector: Collector, league: League, update: int) -> dict:
