@@ -219,3 +219,21 @@ def test_gymnasium_vector_env_step_refuses_floats_and_wrapping_ints():
     with pytest.raises(IllegalActionError, match="action 4294967304 is invalid"):
         env.step(np.array([2**32 + 8, legal[1]]))  # was wrapped to action 8
     env.step(legal)
+
+
+def test_the_episode_driver_refuses_a_float_action_rather_than_truncating_it():
+    """Episode.play hands the action to the engine's contract: 2.7 is refused, numpy integers are played."""
+    import numpy as np
+
+    from truc_env.errors import IllegalActionError
+    from truc_env.game.episode import Dealer, Episode
+    from truc_env.game.rules import make_rules
+
+    rules = make_rules("le_truc")
+    ep = Episode(__import__("truc_env").new_game(rules), Dealer(rules, np.random.default_rng(0)))
+    ep.to_decision()
+    legal = ep.state.legal_actions()
+    with pytest.raises(IllegalActionError, match="invalid"):
+        ep.play(legal[0] + 0.7)
+    ep.play(np.int64(legal[0]))  # a numpy integer is an integer id
+    assert ep.state.history[-1][1] == legal[0]

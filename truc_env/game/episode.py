@@ -154,8 +154,9 @@ class Episode:
         return -1 if st.is_terminal() else st.current_player()
 
     def play(self, action: int) -> None:
-        """Apply the decision ``action`` (the engine checks it is legal)."""
-        self.state.apply_action(int(action))
+        """Apply the decision ``action``: the engine checks that it is an integer id (``2.7`` is refused,
+        not played as 2) and that it is legal."""
+        self.state.apply_action(action)
 
     def decisions(self) -> Iterator[int]:
         """The seat at each decision until the end; the caller plays one action per seat yielded."""
