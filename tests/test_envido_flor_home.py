@@ -25,26 +25,31 @@ import pytest
 
 import agents.cfr.tree as tree_module
 from truc_env import make_rules
-from truc_env.game import engine, hand_rules
+from truc_env.game import calls, dealing, engine, hand_rules
 from truc_env.game.engine import State
 
 ROOT = Path(__file__).resolve().parents[1]
+ENGINE = (engine, calls, dealing)  # the reference engine: State, its calls and its chance nodes
 DECISIONS = ("envido_pip", "envido_score", "has_flor", "flor_score", "wins_announcement", "envido_open",
              "may_call_envido", "may_envido_on_truco", "may_raise_envido", "envido_stake", "envido_refused_stake",
              "must_sing", "flor_stake")
 TWO_FLORS = (["1e", "7e", "3e"], ["4o", "5o", "6o"])
 
 
-def _spy(monkeypatch, module, name: str) -> list:
-    calls: list = []
-    real = getattr(module, name)
+def _spy(monkeypatch, modules, name: str) -> list:
+    """Calls of ``name`` from any of ``modules`` (a module or a tuple of them) that holds it."""
+    seen: list = []
+    for module in modules if isinstance(modules, tuple) else (modules,):
+        if not hasattr(module, name):
+            continue
+        real = getattr(module, name)
 
-    def spy(*args):
-        calls.append(args)
-        return real(*args)
+        def spy(*args, real=real):
+            seen.append(args)
+            return real(*args)
 
-    monkeypatch.setattr(module, name, spy)
-    return calls
+        monkeypatch.setattr(module, name, spy)
+    return seen
 
 
 def _play_hands(rules, hands: int, seed: int) -> None:
@@ -68,12 +73,13 @@ def _play_hands(rules, hands: int, seed: int) -> None:
 
 def test_the_decisions_are_the_shared_functions():
     assert all(callable(getattr(hand_rules, name)) for name in DECISIONS)
-    assert set(DECISIONS) <= set(vars(engine)), "the engine imports every envido and flor decision"
+    held = set().union(*(vars(m) for m in ENGINE))
+    assert set(DECISIONS) <= held, "the engine imports every envido and flor decision"
 
 
 @pytest.mark.parametrize("name", DECISIONS)
 def test_the_engine_calls_it(monkeypatch, name):
-    calls = _spy(monkeypatch, engine, name)
+    calls = _spy(monkeypatch, ENGINE, name)
     _play_hands(make_rules("truco_argentino", players=2, flor=True), hands=120, seed=5)
     _play_hands(make_rules("truco_argentino", players=2), hands=60, seed=6)
     assert calls, f"engine.py never called hand_rules.{name}"
@@ -85,7 +91,7 @@ TREES = ({"players": 2, "ranks": 1, "hand_size": 1, "max_raises": 1},
 
 @pytest.mark.parametrize("name", DECISIONS)
 def test_the_tree_calls_it(monkeypatch, name):
-    calls = _spy(monkeypatch, tree_module if hasattr(tree_module, name) else engine, name)
+    calls = _spy(monkeypatch, (tree_module,) if hasattr(tree_module, name) else ENGINE, name)
     for options in TREES:
         tree_module.build_tree(make_rules("truco_argentino", **options))
     assert calls, f"agents/cfr/tree.py never called hand_rules.{name} (itself or through the engine)"

@@ -18,48 +18,21 @@ from functools import cache
 
 from truc_env.errors import IllegalActionError, TrucError
 from truc_env.game.actions import layout_of
+from truc_env.game.calls import ENVIDO_KINDS, Calls, envido_cards, envido_points, flor_points, holds_flor, raise_cap  # noqa: F401  (re-exported: callers import the hand's facts from the engine)
+from truc_env.game.dealing import CHANCE, DEAL_DRAW, FIRST_DEALER, TERMINAL, Dealing, deal_sequence  # noqa: F401  (re-exported: callers import the chance labels from the engine)
 from truc_env.game.hand_rules import (
-    ELEVEN,
-    IRON,
-    NO_SUIT,
-    eleven_seat,
-    envido_open,
-    envido_pip,
-    envido_refused_stake,
-    envido_score,
-    envido_stake,
-    flor_score,
-    flor_stake,
     hand_value,
-    has_flor,
     may_all_in,
-    may_call_envido,
-    may_counter,
-    may_envido_on_truco,
     may_raise,
-    may_raise_envido,
     may_redeal,
-    must_sing,
     next_seat,
     put_n_value,
     raise_budget,
-    signal_audience,
-    special_hand,
     trick_lead,
-    wins_announcement,
     wins_game,
 )
 from truc_env.game.rules import Rules
 from truc_env.io.checks import check_action
-
-CHANCE = -1
-TERMINAL = -4
-
-# history entry kinds (third field): who/what a chance event was about
-DEAL_DRAW = -2
-FIRST_DEALER = -3
-
-ENVIDO_KINDS = ("envido", "real_envido", "falta_envido")  # hand_rules.ENVIDO, REAL_ENVIDO, FALTA_ENVIDO
 
 
 @cache
@@ -86,34 +59,7 @@ def possible_winners(counts: tuple, first: int, remaining: int, tie_rule: str, a
     return frozenset(out)
 
 
-def envido_cards(cards, family) -> tuple:
-    """The (pip, suit) arguments of hand_rules' envido and flor decisions for up to three cards."""
-    if len(cards) > 3:
-        raise TrucError(f"envido and flor count up to three dealt cards, not {len(cards)}")
-    args = []
-    for c in cards:
-        args += [envido_pip(int(family.rank_of(c))), c % 4]
-    return tuple(args + [0, NO_SUIT] * (3 - len(cards)))
-
-
-def flor_points(cards, family) -> int:
-    """20 + the three pip values of a flor (10-12 count 0), docs/rules.md §6."""
-    pips = envido_cards(cards, family)
-    return flor_score(pips[0], pips[2], pips[4])
-
-
-def envido_points(cards, family) -> int:
-    """20 + the two highest pips of two cards of one suit (10-12 count 0), else the highest pip."""
-    return envido_score(*envido_cards(cards, family))
-
-
-def holds_flor(cards, family) -> bool:
-    """Three dealt cards of one suit."""
-    args = envido_cards(cards, family) if len(cards) == 3 else (0, NO_SUIT) * 3
-    return has_flor(args[1], args[3], args[5])
-
-
-class State:
+class State(Dealing, Calls):
     """One game (or hand) of a Truc variant. Small and primitive: cheap to clone and pickle."""
 
     __slots__ = (
@@ -211,21 +157,6 @@ class State:
         """True when the last hand begun has ended (the state then waits at the next deal or is terminal)."""
         return self.phase == "terminal" or (self.hands_completed > 0 and self.phase == "deal" and not self.dealt)
 
-    def chance_outcomes(self) -> list[tuple[int, float]]:
-        """(outcome, probability) pairs at a chance node."""
-        ph = self.phase
-        if ph == "deal":
-            drawn = self.drawn
-            left = [c for c in self.rules.deck if c not in drawn]
-            p = 1.0 / len(left)
-            return [(c, p) for c in left]
-        if ph == "intercept":
-            q = self.rules.signals.intercept
-            return [(0, 1.0 - q), (1, q)]
-        if ph == "dealer":
-            return [(s, 1.0 / self.n) for s in range(self.n)]
-        raise TrucError(f"not a chance node (phase {ph!r})")
-
     def legal_actions(self) -> list[int]:
         """Sorted legal action ids of the actor (empty at chance and terminal nodes)."""
         if self._legal is None:
@@ -266,45 +197,6 @@ class State:
         self._legal = None
         self.history.append((self.current_player(), action, 0))
         self._apply(action)
-
-    def deal(self, cards) -> None:
-        """Apply the next deal draws at once, in draw order: the same state as applying each card with
-        :meth:`apply_action` (the same history entries), in one call. Nothing is applied if any card
-        is not an undrawn card of the deck or there are more cards than draws left in this deal."""
-        if self.phase != "deal":
-            raise IllegalActionError(f"not dealing now (phase {self.phase!r}): no card can be dealt")
-        cards = [c if type(c) is int else check_action(c) for c in cards]
-        seq = self.deal_seq
-        k = len(cards)
-        if k > len(seq):
-            raise IllegalActionError(f"{k} cards given for the {len(seq)} draws left of this deal")
-        drawn = self.drawn
-        given = set(cards)
-        # one set test for the usual case; the card-by-card test names the first bad card
-        if len(given) < k or not drawn.isdisjoint(given) or not given <= self.L.card_index.keys():
-            for i, card in enumerate(cards):
-                self._check_card(card, drawn.union(cards[:i]))
-        targets = seq[:-k - 1:-1]  # the draws' seats, as _draw pops them from the end
-        del seq[len(seq) - k:]
-        drawn.update(given)
-        self.dealt += cards
-        self.history += [(CHANCE, card, DEAL_DRAW) for card in cards]
-        self.deal_order += targets
-        hands = self.hands
-        for card, target in zip(cards, targets):  # _draw's work, card after card
-            if target >= 0:
-                hands[target].append(card)
-            else:
-                self.vira = card
-                self.strength = self.rules.strength_with_vira(card)
-        if not seq:
-            self._after_deal()
-        self._legal = None
-
-    @property
-    def draws_left(self) -> int:
-        """The deal draws still to come in this deal (0 when not dealing)."""
-        return len(self.deal_seq) if self.phase == "deal" else 0
 
     def returns(self) -> list[float]:
         """Zero-sum points per seat accumulated since the start of the episode."""
@@ -433,78 +325,6 @@ class State:
         self.discards = [-1] * n
         self.hand_points = [0] * r.n_sides
 
-    def _begin_hand(self) -> None:
-        self._reset_hand_fields()
-        self.hand_log.append({"dealer": self.dealer, "score": list(self.score), "start": len(self.history)})
-        self._queue_deal()
-
-    def _queue_deal(self) -> None:
-        r = self.rules
-        self.hands = [[] for _ in range(r.players)]
-        self.deal_seq = list(_deal_sequence(r, self.dealer, r.vira and not self.redeal_used))
-        self.phase = "deal"
-        self._legal = None
-
-    def _check_card(self, card: int, drawn) -> None:
-        if card in drawn or not (0 <= card < len(self.strength)) or self.rules.base_strength[card] < 0:
-            raise IllegalActionError(f"chance outcome {card} is not a card left in the deck")
-
-    def _draw(self, outcome: int) -> None:
-        """One deal draw: the card goes to the next seat of the deal sequence (or is turned: the vira)."""
-        self._check_card(outcome, self.drawn)
-        self.drawn.add(outcome)
-        self.dealt.append(outcome)
-        self.history.append((CHANCE, outcome, DEAL_DRAW))
-        target = self.deal_seq.pop()
-        self.deal_order.append(target)
-        if target >= 0:
-            self.hands[target].append(outcome)
-        else:
-            self.vira = outcome
-            self.strength = self.rules.strength_with_vira(outcome)
-        if not self.deal_seq:
-            self._after_deal()
-
-    def _apply_chance(self, outcome: int) -> None:
-        ph = self.phase
-        if ph == "deal":
-            self._draw(outcome)
-        elif ph == "intercept":
-            if outcome not in (0, 1):
-                raise IllegalActionError(f"interception outcome must be 0 (unseen) or 1 (seen), got {outcome}")
-            seat = self.intercept_queue.pop(0)
-            self.history.append((CHANCE, outcome, seat))
-            if outcome:
-                self.signals[-1][3] |= 1 << seat
-            if not self.intercept_queue:
-                self._next_signal()
-        else:  # first dealer
-            if not 0 <= outcome < self.n:
-                raise IllegalActionError(f"first dealer must be a seat in 0..{self.n - 1}, got {outcome}")
-            self.history.append((CHANCE, outcome, FIRST_DEALER))
-            self.dealer = outcome
-            self._begin_hand()
-        self._legal = None
-
-    def _after_deal(self) -> None:
-        r, d, n = self.rules, self.dealer, self.rules.players
-        self.dealt_hands = [list(h) for h in self.hands]
-        self.leader = self.turn = next_seat(d, n)
-        if r.put_pass:
-            self.pass_queue = [next_seat(d, n), d]
-            self.phase = "give"
-            return
-        special = special_hand(r.eleven, self.redeal_used, self.score[0], self.score[1], r.eleven_score)
-        if special == IRON:
-            self.special = "iron"
-            self.hand_log[-1]["special"] = "iron"
-        elif special == ELEVEN:
-            self.eleven_seat = eleven_seat(self.leader, n, self.score[0], r.eleven_score)
-            self.hand_log[-1].update(special="eleven", eleven_seat=self.eleven_seat)
-            self.phase = "eleven"
-            return
-        self._begin_play()
-
     def _begin_play(self) -> None:
         if self.rules.signals.mode != "none" and self.special != "iron":
             self._open_signal_round(self.leader)
@@ -582,7 +402,7 @@ class State:
         else:
             acts = [L.play + L.card_index[c] for c in self._playable(s)]
         special, side, last = self.special != "", r.side_of[s], self.last_raiser_side
-        budget = raise_budget(self.raises, _cap(r.max_raises), 0)
+        budget = raise_budget(self.raises, raise_cap(r.max_raises), 0)
         if may_raise(self.level, r.ladder_top, special, self.all_in_accepted, last, side, budget):
             acts.append(L.RAISE)
         if may_all_in(r.all_in is not None, self.all_in_called, special, last, side, budget):
@@ -615,60 +435,8 @@ class State:
         same = [c for c in hand if fam.rank_of(c) == token]
         return same or hand
 
-    def _may_counter(self) -> bool:
-        r = self.rules
-        return may_counter(r.counter_raise, self.call_level, r.ladder_top, raise_budget(self.raises, _cap(r.max_raises), 1))
-
     def _has_played_this_hand(self, seat: int) -> bool:
         return any(s == seat for s, _ in self.trick)
-
-    def _envido_open(self) -> bool:
-        return envido_open(self.rules.envido, self.env_done, self.trick_no, self.level, bool(self.flor_seats))
-
-    def _envido_open_at_turn(self, seat: int) -> bool:
-        return may_call_envido(self._envido_open(), self._has_played_this_hand(seat))
-
-    def _envido_open_for_answer(self, seat: int) -> bool:
-        # "envido goes first": the answer to the first truco, in the first trick
-        return may_envido_on_truco(self._envido_open(), self.call_kind == "raise", self.call_level)
-
-    def _has_flor(self, seat: int) -> bool:
-        return holds_flor(self.dealt_hands[seat], self.rules.family)
-
-    def _must_sing(self, seat: int) -> bool:
-        """A flor holder whose side's flor is not settled yet, in the first trick (docs/rules.md §6)."""
-        r = self.rules  # r.flor first: no hand is read where the variant has no flor
-        return r.flor and must_sing(r.flor, self.trick_no, r.side(seat) in self.flor_sides,
-                                    self._has_played_this_hand(seat), self._has_flor(seat))
-
-    def _envido_answer_legal(self) -> list[int]:
-        L, chain = self.L, self.env_calls
-        if self._must_sing(self.env_queue[0]):  # a flor holder never answers an envido
-            return [L.FLOR]
-        acts = [L.ACCEPT, L.REFUSE]
-        last, envidos = ENVIDO_KINDS.index(chain[-1]), chain.count("envido")
-        acts += [L.ENVIDO[name] for kind, name in enumerate(ENVIDO_KINDS) if may_raise_envido(last, envidos, kind)]
-        return sorted(acts)
-
-    def _signal_legal(self, seat: int) -> list[int]:
-        L, sig = self.L, self.rules.signals
-        base = L.signal
-        tokens = L.signal_tokens
-        if sig.mode == "free" or not sig.truthful:
-            return list(range(base, base + len(tokens)))
-        return [base] + [base + i for i in range(1, len(tokens)) if self._signal_true(seat, tokens[i])]
-
-    def _signal_true(self, seat: int, token: str) -> bool:
-        """Does the token describe a card the seat still holds? (truthful card / señas modes)."""
-        fam = self.rules.family
-        hand = self.held(seat)
-        if self.rules.signals.mode == "card":
-            return any(fam.rank_of(c) == token for c in hand)
-        return any(token in self.senas_of(c) for c in hand)
-
-    def senas_of(self, card: int) -> tuple:
-        """The seña names that truthfully describe a card in this hand."""
-        return self.rules.senas_of(card, self.vira)
 
     # ------------------------------------------------------------------ applying decisions
     def _describe(self, action: int) -> str:
@@ -760,80 +528,6 @@ class State:
             seat = self.next_active(seat)
         return seat
 
-    def _open_call(self, kind: str, caller: int, level: int, queue: list[int] | None = None) -> None:
-        self.call_kind = kind
-        self.call_caller = caller
-        self.call_level = level
-        self.call_queue = queue if queue is not None else self._answerers(caller)
-        self.phase = "answer"
-
-    def _close_call(self) -> None:
-        self.call_kind = ""
-        self.call_caller = -1
-        self.call_queue = []
-        self.phase = "turn"
-
-    def _apply_answer(self, seat: int, a: int) -> None:
-        L, r = self.L, self.rules
-        kind, caller = self.call_kind, self.call_caller
-        if a == L.FLOR:  # sung before answering; the truco question then resumes at him
-            self._announce_flor(seat)
-            return
-        if a in L.ENVIDO.values():  # envido goes first; the truco question waits
-            self._open_envido(seat, L.to_string(a))
-            return
-        if kind == "redeal":
-            self._close_call()
-            if a == L.ACCEPT:
-                self.old_hands.append([list(h) for h in self.hands])
-                self._queue_deal()
-            return
-        if r.put_n:
-            self.call_queue.pop(0)
-            if a == L.REFUSE:
-                self.resigned.append(seat)
-            if not self.call_queue:
-                self._settle_put_n(caller)
-            return
-        if a == L.ACCEPT:
-            self._accept_call(kind, caller)
-            self._close_call()
-        elif a == L.REFUSE:
-            self.call_queue.pop(0)
-            if not self.call_queue:
-                self._score(r.side(caller), r.ladder[self.level])
-                self._end_hand()
-        else:  # counter-raise: accepts the pending step and asks the counter-raiser's opponents
-            self._accept_call(kind, caller)
-            self._open_call("raise", seat, self.level + 1)
-
-    def _accept_call(self, kind: str, caller: int) -> None:
-        if kind == "raise":
-            self.level = self.call_level
-        else:
-            self.all_in_accepted = True
-        self.raises += 1
-        self.last_raiser_side = self.rules.side(caller)
-
-    def _settle_put_n(self, caller: int) -> None:
-        out = set(self.resigned)
-        self.active = tuple(s for s in self.active if s not in out)
-        self.trick = [(s, c) for s, c in self.trick if s not in out]
-        if self.leader in out:
-            self.leader = self.next_active(self.leader)
-        self._close_call()
-        if len(self.active) == 1:
-            self._score(caller, self.rules.ladder[0])
-            self._end_hand()
-            return
-        # the resigned seats take their cards of this trick back (when the hand goes on)
-        self.withdrawn = tuple(p for p in self.played if p[0] == self.trick_no and p[1] in out)
-        self.all_in_accepted = True
-        self.raises += 1
-        self.last_raiser_side = caller
-        if self.trick_winners:  # resignations can decide the hand at once
-            self._end_if_decided()
-
     def _play(self, seat: int, card: int) -> None:
         self._remove(seat, card)
         self.trick.append((seat, card))
@@ -917,108 +611,6 @@ class State:
         return hand_value(r.ladder[self.level], self.special == "eleven", self.special == "iron", r.eleven_value,
                           r.ladder[0], self.all_in_accepted, r.target - self.score[side])
 
-    # ------------------------------------------------------------------ envido and flor
-    def _open_envido(self, seat: int, call: str) -> None:
-        self.env_calls.append(call)
-        self.env_caller = seat
-        self.env_queue = self._opponents_after(seat)
-        self.phase = "envido"
-
-    def _apply_envido_answer(self, seat: int, a: int) -> None:
-        L = self.L
-        if a == L.ACCEPT:
-            self._settle_envido(accepted=True)
-        elif a == L.REFUSE:
-            self.env_queue.pop(0)
-            if not self.env_queue:
-                self._settle_envido(accepted=False)
-        elif a == L.FLOR:  # the pending envido is cancelled and scores nothing
-            self.env_queue = []
-            self.env_calls = []
-            self._announce_flor(seat)
-        else:
-            self._open_envido(seat, L.to_string(a))
-
-    def _envido_value(self, chain: list[str]) -> int:
-        value = 0
-        for call in chain:
-            value = envido_stake(value, ENVIDO_KINDS.index(call), self.rules.target, max(self.score))
-        return value
-
-    def _settle_envido(self, accepted: bool) -> None:
-        r, chain = self.rules, self.env_calls
-        self.env_queue = []
-        self.env_done = True
-        if accepted:
-            order = [(self.dealer + 1 + k) % self.n for k in range(self.n)]
-            holder, best = self._best_announcement(order, [envido_points(self.dealt_hands[s], r.family) for s in order])
-            self.env_result = (holder, best)
-            # announced right after the history entry that accepted it
-            self.hand_log[-1].setdefault("envido", []).append((len(self.history) - 1, holder, best))
-            self._score(r.side(holder), self._envido_value(chain))
-        else:
-            self._score(r.side(self.env_caller), envido_refused_stake(self._envido_value(chain[:-1])))
-        self._resume_after_calls()
-
-    def _announce_flor(self, seat: int) -> None:
-        r = self.rules
-        self.flor_seats.append(seat)
-        self.flor_sides.append(r.side(seat))
-        self.env_done = True
-        # an opposing flor answers this one instead of being sung (the first holder in play order)
-        rivals = [s for s in self._opponents_after(seat) if self._must_sing(s)]
-        if rivals:
-            self.flor_answerer = rivals[0]
-            self.phase = "flor"
-            return
-        self._score(r.side(seat), flor_stake(False, False))
-        self._resume_after_calls()
-
-    def _apply_flor_answer(self, seat: int, a: int) -> None:
-        r = self.rules
-        self.flor_sides.append(r.side(seat))
-        self.flor_answerer = -1
-        if a == self.L.ACCEPT:  # "con flor quiero": 4 to the better flor, ties nearer the mano
-            order = [s for s in ((self.dealer + 1 + k) % self.n for k in range(self.n)) if self._has_flor(s)]
-            holder, best = self._best_announcement(order, [flor_points(self.dealt_hands[s], r.family) for s in order])
-            self.flor_result = (holder, best)
-            self.hand_log[-1].setdefault("flor", []).append((len(self.history) - 1, holder, best))
-            self._score(r.side(holder), flor_stake(True, True))
-        else:  # "con flor me achico": 3 to the first flor's side
-            self._score(r.side(self.flor_seats[-1]), flor_stake(True, False))
-        self._resume_after_calls()
-
-    @staticmethod
-    def _best_announcement(order: list[int], points: list[int]) -> tuple[int, int]:
-        """(holder, points) of the best envido (or flor) of the seats in play order from the mano."""
-        holder, best = order[0], points[0]
-        for seat, pts in zip(order[1:], points[1:]):
-            if not wins_announcement(best, pts, True):
-                holder, best = seat, pts
-        return holder, best
-
-    def _resume_after_calls(self) -> None:
-        if self.game_over:
-            self._end_hand()
-        elif self.call_kind:
-            self.phase = "answer"
-        else:
-            self.phase = "turn"
-
-    # ------------------------------------------------------------------ signals
-    def _apply_signal(self, seat: int, a: int) -> None:
-        r, n = self.rules, self.n
-        self.signal_queue.pop(0)
-        opponents = [(seat + k) % n for k in range(1, n) if r.side((seat + k) % n) != r.side(seat)]
-        q = r.signals.intercept
-        seen = signal_audience(seat, self.partner(seat), n, q >= 1.0)
-        self.signals.append([seat, a - self.L.signal, self.trick_no, seen])
-        if 0.0 < q < 1.0:
-            self.intercept_queue = opponents
-            self.phase = "intercept"
-        else:
-            self._next_signal()
-
     # ------------------------------------------------------------------ scoring
     def _score(self, side: int, points: int) -> None:
         if points <= 0:
@@ -1070,15 +662,6 @@ def _make_clone():
 _clone = _make_clone()
 
 
-@cache
-def _deal_sequence(rules: Rules, dealer: int, vira: bool) -> tuple:
-    """The seats a deal's draws go to (-1: the vira), in reverse: ``State.deal_seq`` is popped from the end.
-    Round the table from the seat after the dealer, ``hand_size`` rounds, then the vira where one is turned."""
-    n = rules.players
-    seq = [(dealer + 1 + i) % n for i in range(rules.hand_size * n)] + ([-1] if vira else [])
-    return tuple(reversed(seq))
-
-
 def _checked_score(score, n_sides: int, target: int) -> list[int]:
     if not isinstance(score, (list, tuple)):  # a scalar, a string or a mapping is no score
         raise TrucError(f"score must be {n_sides} non-negative integers (one per side), got {score!r:.60}")
@@ -1088,11 +671,6 @@ def _checked_score(score, n_sides: int, target: int) -> list[int]:
     if any(s >= target for s in score):
         raise TrucError(f"score {score} already reaches the target {target}")
     return score
-
-
-def _cap(max_raises: int | None) -> int:
-    """The raise cap as hand_rules takes it: -1 for none."""
-    return -1 if max_raises is None else max_raises
 
 
 def zero_sum(points: list[int]) -> list[float]:

@@ -1,0 +1,169 @@
+"""The chance of a hand: the deal card by card or at once, the vira, the first dealer, signal interceptions."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from truc_env.errors import IllegalActionError, TrucError
+from truc_env.game.hand_rules import (
+    ELEVEN,
+    IRON,
+    eleven_seat,
+    next_seat,
+    special_hand,
+)
+from truc_env.game.rules import Rules
+from truc_env.io.checks import check_action
+
+CHANCE = -1
+
+
+TERMINAL = -4
+
+
+# history entry kinds (third field): who/what a chance event was about
+DEAL_DRAW = -2
+
+
+FIRST_DEALER = -3
+
+
+@cache
+def deal_sequence(rules: Rules, dealer: int, vira: bool) -> tuple:
+    """The seats a deal's draws go to (-1: the vira), in reverse: ``State.deal_seq`` is popped from the end.
+    Round the table from the seat after the dealer, ``hand_size`` rounds, then the vira where one is turned."""
+    n = rules.players
+    seq = [(dealer + 1 + i) % n for i in range(rules.hand_size * n)] + ([-1] if vira else [])
+    return tuple(reversed(seq))
+
+
+class Dealing:
+    """The chance nodes of State (it inherits them): their outcomes and how each is applied."""
+
+    __slots__ = ()  # the slots are State's
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """(outcome, probability) pairs at a chance node."""
+        ph = self.phase
+        if ph == "deal":
+            drawn = self.drawn
+            left = [c for c in self.rules.deck if c not in drawn]
+            p = 1.0 / len(left)
+            return [(c, p) for c in left]
+        if ph == "intercept":
+            q = self.rules.signals.intercept
+            return [(0, 1.0 - q), (1, q)]
+        if ph == "dealer":
+            return [(s, 1.0 / self.n) for s in range(self.n)]
+        raise TrucError(f"not a chance node (phase {ph!r})")
+
+    def deal(self, cards) -> None:
+        """Apply the next deal draws at once, in draw order: the same state as applying each card with
+        :meth:`apply_action` (the same history entries), in one call. Nothing is applied if any card
+        is not an undrawn card of the deck or there are more cards than draws left in this deal."""
+        if self.phase != "deal":
+            raise IllegalActionError(f"not dealing now (phase {self.phase!r}): no card can be dealt")
+        cards = [c if type(c) is int else check_action(c) for c in cards]
+        seq = self.deal_seq
+        k = len(cards)
+        if k > len(seq):
+            raise IllegalActionError(f"{k} cards given for the {len(seq)} draws left of this deal")
+        drawn = self.drawn
+        given = set(cards)
+        # one set test for the usual case; the card-by-card test names the first bad card
+        if len(given) < k or not drawn.isdisjoint(given) or not given <= self.L.card_index.keys():
+            for i, card in enumerate(cards):
+                self._check_card(card, drawn.union(cards[:i]))
+        targets = seq[:-k - 1:-1]  # the draws' seats, as _draw pops them from the end
+        del seq[len(seq) - k:]
+        drawn.update(given)
+        self.dealt += cards
+        self.history += [(CHANCE, card, DEAL_DRAW) for card in cards]
+        self.deal_order += targets
+        hands = self.hands
+        for card, target in zip(cards, targets):  # _draw's work, card after card
+            if target >= 0:
+                hands[target].append(card)
+            else:
+                self.vira = card
+                self.strength = self.rules.strength_with_vira(card)
+        if not seq:
+            self._after_deal()
+        self._legal = None
+
+    @property
+    def draws_left(self) -> int:
+        """The deal draws still to come in this deal (0 when not dealing)."""
+        return len(self.deal_seq) if self.phase == "deal" else 0
+
+    def _begin_hand(self) -> None:
+        self._reset_hand_fields()
+        self.hand_log.append({"dealer": self.dealer, "score": list(self.score), "start": len(self.history)})
+        self._queue_deal()
+
+    def _queue_deal(self) -> None:
+        r = self.rules
+        self.hands = [[] for _ in range(r.players)]
+        self.deal_seq = list(deal_sequence(r, self.dealer, r.vira and not self.redeal_used))
+        self.phase = "deal"
+        self._legal = None
+
+    def _check_card(self, card: int, drawn) -> None:
+        if card in drawn or not (0 <= card < len(self.strength)) or self.rules.base_strength[card] < 0:
+            raise IllegalActionError(f"chance outcome {card} is not a card left in the deck")
+
+    def _draw(self, outcome: int) -> None:
+        """One deal draw: the card goes to the next seat of the deal sequence (or is turned: the vira)."""
+        self._check_card(outcome, self.drawn)
+        self.drawn.add(outcome)
+        self.dealt.append(outcome)
+        self.history.append((CHANCE, outcome, DEAL_DRAW))
+        target = self.deal_seq.pop()
+        self.deal_order.append(target)
+        if target >= 0:
+            self.hands[target].append(outcome)
+        else:
+            self.vira = outcome
+            self.strength = self.rules.strength_with_vira(outcome)
+        if not self.deal_seq:
+            self._after_deal()
+
+    def _apply_chance(self, outcome: int) -> None:
+        ph = self.phase
+        if ph == "deal":
+            self._draw(outcome)
+        elif ph == "intercept":
+            if outcome not in (0, 1):
+                raise IllegalActionError(f"interception outcome must be 0 (unseen) or 1 (seen), got {outcome}")
+            seat = self.intercept_queue.pop(0)
+            self.history.append((CHANCE, outcome, seat))
+            if outcome:
+                self.signals[-1][3] |= 1 << seat
+            if not self.intercept_queue:
+                self._next_signal()
+        else:  # first dealer
+            if not 0 <= outcome < self.n:
+                raise IllegalActionError(f"first dealer must be a seat in 0..{self.n - 1}, got {outcome}")
+            self.history.append((CHANCE, outcome, FIRST_DEALER))
+            self.dealer = outcome
+            self._begin_hand()
+        self._legal = None
+
+    def _after_deal(self) -> None:
+        r, d, n = self.rules, self.dealer, self.rules.players
+        self.dealt_hands = [list(h) for h in self.hands]
+        self.leader = self.turn = next_seat(d, n)
+        if r.put_pass:
+            self.pass_queue = [next_seat(d, n), d]
+            self.phase = "give"
+            return
+        special = special_hand(r.eleven, self.redeal_used, self.score[0], self.score[1], r.eleven_score)
+        if special == IRON:
+            self.special = "iron"
+            self.hand_log[-1]["special"] = "iron"
+        elif special == ELEVEN:
+            self.eleven_seat = eleven_seat(self.leader, n, self.score[0], r.eleven_score)
+            self.hand_log[-1].update(special="eleven", eleven_seat=self.eleven_seat)
+            self.phase = "eleven"
+            return
+        self._begin_play()
