@@ -11,7 +11,8 @@ import pytest
 from agents import make_agent
 from train.cli import main
 from train.signals import analyze_team, play_hands, signal_agent, summary_text
-from train.signals_controls import check_twin, controls, over_runs, silent_rules
+from train.signals_checks import controls
+from train.signals_controls import check_twin, over_runs, silent_rules
 from train.signals_runs import find_twins, load_experiment, pair_with_twin
 from truc_env.actions import layout_of
 from truc_env.errors import TrucError

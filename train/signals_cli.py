@@ -16,7 +16,8 @@ from truc_env.rules import make_rules
 from . import config, flags
 from .config import parse_options
 from .signals import analyze, leak, leak_text, summary_text
-from .signals_controls import check_twins, controls, controls_text
+from .signals_checks import controls, controls_text
+from .signals_controls import check_twins
 from .signals_runs import run_experiment
 
 
