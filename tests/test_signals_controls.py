@@ -11,7 +11,8 @@ import pytest
 from agents import make_agent
 from train.algos.signals_runs import find_twins, load_experiment, pair_with_twin
 from train.analysis.signals import analyze_team, play_hands, signal_agent, summary_text
-from train.analysis.signals_controls import check_twin, controls, over_runs, silent_rules
+from train.analysis.signals_checks import controls
+from train.analysis.signals_controls import check_twin, over_runs, silent_rules
 from train.commands.cli import main
 from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of

@@ -41,7 +41,7 @@ import numpy as np
 from agents import make_agent, spec_kind
 from agents.players.heuristic import HAND_WEIGHTS
 from train.analysis.info_theory import kl_divergence, mi_report, smooth, total_variation
-from train.analysis.signals_controls import check_twin, check_twins, pool_teams, pooled_text
+from train.analysis.signals_controls import check_twin, check_twins, fmt_ci, pool_teams, pooled_text
 from train.eval.stats import mean_ci
 from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
@@ -555,13 +555,6 @@ def analyze(variant: str, options: dict | None, teams: list[str], against: str =
 
 
 # ---------------------------------------------------------------------------------------------- output
-def fmt_ci(c: dict, digits: int = 3) -> str:
-    """A mean with its 95% interval, ``+0.123 [+0.010, +0.236]`` (``n/a`` when there is none)."""
-    if c is None or c.get("n", 0) == 0 or not math.isfinite(c.get("mean", float("nan"))):
-        return "n/a"
-    return f"{c['mean']:+.{digits}f} [{c['lo']:+.{digits}f}, {c['hi']:+.{digits}f}]"
-
-
 def _fmt_mi(m: dict | None) -> str:
     if not m or not math.isfinite(m.get("mi", float("nan"))):
         return "n/a"

@@ -7,7 +7,7 @@
 - **no-channel twin**: a team trained with the channel off (signals ``none``, and no governor
   instructions where the rules have them), same budget and seed, played on the same deck orders under
   its own Rules. channel - twin says whether training with the channel was worth it at all.
-- **controls of the controls** (:func:`controls`): the truthful heuristic team against ``random``
+- **controls of the controls** (:func:`train.analysis.signals_checks.controls`): the truthful heuristic team against ``random``
   (its channel - shuffled must be above 0: the positive control) and the same team with listeners
   that ignore signals (``deaf:``: channel - shuffled must contain 0, and is exactly 0 hand for hand).
 - **pooling over runs** (:func:`over_runs`): independent training runs are the units, never the
@@ -120,40 +120,11 @@ def over_runs(a, b=None, paired: bool = False, what: str = "a pooled figure") ->
             "method": "Welch over runs", "df": float(df), "runs": [int(a.size), int(b.size)]}
 
 
-# ---------------------------------------------------------------------------------------------- controls
-def controls(variant: str = "le_truc_4p", options: dict | None = None, deals: int = 2000, seed: int = 0,
-             factory=None) -> dict:
-    """The positive and negative controls of channel - shuffled, on the same duplicate deals against
-    ``random``: the truthful heuristic team (must be above 0) and its deaf copy (must contain 0).
-    Each entry: the gap, and ``passed`` (lower end > 0 for the positive, the interval holding 0 for the
-    negative)."""
-    from train.analysis.signals import play_hands
-
-    rules = make_rules(variant, **(options or {}))
-    if not rules.partnership or rules.signals.mode == "none":
-        raise TrucError(f"{variant} {json.dumps(options or {})}: the controls need a 2 vs 2 game with a signal "
-                        "channel (le_truc_4p, or players 4 with a signals mode)")
-    out = {"variant": variant, "options": options or {}, "against": CONTROL_AGAINST, "deals": deals, "seed": seed}
-    for role, team in (("positive", POSITIVE), ("negative", NEGATIVE)):
-        ch = play_hands(rules, team, CONTROL_AGAINST, deals, seed, factory=factory)
-        sh = play_hands(rules, team, CONTROL_AGAINST, deals, seed, "shuffled", bank=ch.tokens or [0], factory=factory)
-        gap = mean_ci(ch.points - sh.points)
-        ok = gap["lo"] > 0 if role == "positive" else gap["lo"] <= 0 <= gap["hi"]
-        out[role] = {"team": team, "channel_minus_shuffled": gap, "passed": bool(ok),
-                     "hands_changed": int(np.sum(ch.points != sh.points))}
-    return out
-
-
-def controls_text(res: dict) -> str:
-    from train.analysis.signals import fmt_ci
-
-    lines = [f"controls of channel - shuffled: {res['variant']} {json.dumps(res['options'])} against "
-             f"{res['against']}, {res['deals']} duplicate deals (seed {res['seed']})"]
-    for role, rule in (("positive", "must be above 0"), ("negative", "must contain 0")):
-        c = res[role]
-        lines.append(f"  {role}: {c['team']}: {fmt_ci(c['channel_minus_shuffled'])} ({rule}: "
-                     f"{'passed' if c['passed'] else 'FAILED'}; deals with any point changed: {c['hands_changed']})")
-    return "\n".join(lines)
+def fmt_ci(c: dict, digits: int = 3) -> str:
+    """A mean with its 95% interval, ``+0.123 [+0.010, +0.236]`` (``n/a`` when there is none)."""
+    if c is None or c.get("n", 0) == 0 or not math.isfinite(c.get("mean", float("nan"))):
+        return "n/a"
+    return f"{c['mean']:+.{digits}f} [{c['lo']:+.{digits}f}, {c['hi']:+.{digits}f}]"
 
 
 def pooled_text(pooled: dict) -> str:

@@ -12,7 +12,8 @@ from agents import is_network
 from train import config
 from train.algos.signals_runs import run_experiment
 from train.analysis.signals import analyze, leak, leak_text, summary_text
-from train.analysis.signals_controls import check_twins, controls, controls_text
+from train.analysis.signals_checks import controls, controls_text
+from train.analysis.signals_controls import check_twins
 from train.commands import flags
 from train.config import parse_options
 from truc_env.errors import TrucError
