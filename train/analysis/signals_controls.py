@@ -129,8 +129,6 @@ def fmt_ci(c: dict, digits: int = 3) -> str:
 
 def pooled_text(pooled: dict) -> str:
     """The figures pooled over the teams of one analysis (``--pool``)."""
-    from train.analysis.signals import fmt_ci
-
     lines = [f"\npooled over {pooled['runs']} runs (the runs are the units):"]
     for name, c in pooled["gaps"].items():
         lines.append(f"  {name}: {fmt_ci(c)} ({c['method']})")
