@@ -31,7 +31,7 @@ def test_the_page_has_every_agent_its_figure_and_its_command(tmp_path):
     assert value == pytest.approx(RANDOM_SMALL, abs=1e-4)
     assert "≥ 1.2500 (1.000 … 1.500) | approx" in by["heuristic:honest"] and "(a test)" in by["heuristic:honest"]
     assert "none measured" in by["heuristic:cautious"]
-    assert "python -m train.leaderboard --config tiny.yaml" in text and "6 deals per pairing" in text
+    assert "python -m train.leaderboard --config tiny.yaml" in text and "6 duplicate deals per pairing" in text
     # the same config gives the same page
     assert lbm.generate(lb, "tiny.yaml", log=lambda m: None) == text
 
