@@ -14,7 +14,7 @@ def _config(tmp_path, agents):
                           "arena": {"deals": 6, "seed": 3, "workers": 1}, "agents": agents}]}
 
 
-def test_the_page_has_every_agent_its_figure_and_its_command(tmp_path):
+def test_the_page_has_every_agent_its_figure_and_its_command(tmp_path, monkeypatch):
     agents = [{"agent": "random", "exploitability": {"kind": "exact", "measure": True}},
               {"agent": "heuristic:honest", "exploitability": {"kind": "approx", "value": 1.25, "ci95": [1.0, 1.5],
                                                                "command": "truc exploitability --approx --agent heuristic:honest",
@@ -31,8 +31,10 @@ def test_the_page_has_every_agent_its_figure_and_its_command(tmp_path):
     assert value == pytest.approx(RANDOM_SMALL, abs=1e-4)
     assert "≥ 1.2500 (1.000 … 1.500) | approx" in by["heuristic:honest"] and "(a test)" in by["heuristic:honest"]
     assert "none measured" in by["heuristic:cautious"]
-    assert "python -m train.eval.leaderboard --config tiny.yaml" in text and "6 deals per pairing" in text
-    # the same config gives the same page
+    assert "python -m train.eval.leaderboard --config tiny.yaml" in text and "6 duplicate deals per pairing" in text
+    # the same config gives the same page, its arena resumed and its measurements read back, not replayed
+    assert len(list((tmp_path / "arenas" / "le_truc").glob("exploitability-*.json"))) == 1
+    monkeypatch.setattr(lbm, "_measure", lambda *a: pytest.fail("measured again"))
     assert lbm.generate(lb, "tiny.yaml", log=lambda m: None) == text
 
 

@@ -30,14 +30,14 @@ from agents.cfr.policy_tree import CardClasses, best_response_values, slot_proba
 from agents.cfr.solver import PublicTreeSolver
 from agents.cfr.tree import PLAY, REDEAL
 from train.eval.exploitability import (
-    _ask,
-    _result_head,
-    _tabulate,
+    ask_probabilities,
     cached_tree,
     check_applies,
     check_fits,
     first_hand_samples,
     probability_function,
+    result_head,
+    tabulate_part,
 )
 from truc_env.errors import TrucError
 from truc_env.game.engine import State, sample_chance
@@ -127,7 +127,7 @@ def _held_out_decisions(agent, rules: Rules, parts: dict, hands: int, seed: int)
                 st.apply_action(sample_chance(st, rng))
                 continue
             q = st.current_player()
-            probs = _ask(fn, st, q)
+            probs = ask_probabilities(fn, st, q)
             hand = tree.abstraction.hand_of_cards(st.dealt_hands[q])
             j = int(np.flatnonzero(tree.hand_set(tree.hs[node, q]) == hand)[0])
             held = [st.L.card_index[c] for c in st.held(q)]
@@ -178,7 +178,8 @@ def as_played_exploitability(agent, rules: Rules, dealer: int = 0, first_hands: 
     """The policy's exact figure under every suit relabelling and under their mean, with the projection
     errors on ``hands`` held-out self-play hands (module docstring). ``seed`` draws the first hands after a
     redeal and, through its own stream, the held-out hands and any random relabellings; ``group``: which
-    relabellings (:func:`relabelling_group`), or ``relabellings`` given as deck-index permutations."""
+    relabellings (:func:`relabelling_group`), or ``relabellings`` given as deck-index permutations (the first
+    one is reported as the canonical assignment: give the identity first)."""
     check_applies(rules)
     if rules.vira:
         raise TrucError(f"{rules.variant}: --as-played takes rules without a vira (the vira's suit fixes its "
@@ -203,8 +204,9 @@ def as_played_exploitability(agent, rules: Rules, dealer: int = 0, first_hands: 
     if rules.redeal:
         samples, _ = first_hand_samples(rules, trees["cont"].abstraction, fn, dealer, (0, 0), first_hands, seed)
     held = _held_out_decisions(agent, rules, parts, hands, seed)
-    say(f"[as played] {n} relabellings ({group if relabellings is None else 'given'}); {sum(h['n'] for h in held.values()):,} held-out decisions "
-        f"in {hands:,} hands")
+    decisions = sum(h["n"] for h in held.values())
+    say(f"[as played] {n} relabellings ({group if relabellings is None else 'given'}); {decisions:,} held-out "
+        f"decisions in {hands:,} hands")
     sums = {p: np.zeros(parts[p][1].n_slots) for p in names}
     at = {p: [] for p in names}  # each relabelling's table at the held-out decisions' slots
     rows = []
@@ -212,7 +214,7 @@ def as_played_exploitability(agent, rules: Rules, dealer: int = 0, first_hands: 
         redeal_br, redeal_value, row = (0.0, 0.0), 0.0, {"relabelling": describe(perm, rules)}
         for p in names:
             tree, solver = parts[p]
-            sigma = _tabulate(tree, solver, agent, fn, rules, samples if p == "cont" else None, 1, seed, progress,
+            sigma = tabulate_part(tree, solver, agent, fn, rules, samples if p == "cont" else None, 1, seed, progress,
                               cache_dir, p, perms=[perm])
             ev = best_response_values(solver, sigma, redeal_br, redeal_value)
             sums[p] += sigma / n
@@ -237,8 +239,9 @@ def as_played_exploitability(agent, rules: Rules, dealer: int = 0, first_hands: 
         projection[p] = {"raw_vs_canonical": _stats(_tv(rec["raw"], at[p][0], rec)),
                          "raw_vs_averaged": _stats(_tv(rec["raw"], avg, rec)),
                          "relabellings_vs_averaged": _stats(spread)}
-    out = {**_result_head(rules, dealer, (0, 0), "strength", n, first_hands if rules.redeal else None, seed),
-           "group": "given" if relabellings is not None else group, "relabellings": rows, "canonical": rows[0]["exploitability"],
+    out = {**result_head(rules, dealer, (0, 0), "strength", n, first_hands if rules.redeal else None, seed),
+           "group": "given" if relabellings is not None else group, "relabellings": rows,
+           "canonical": rows[0]["exploitability"],
            "per_relabelling": {"min": float(figures.min()), "mean": float(figures.mean()),
                                "max": float(figures.max())},
            **{k: ev[k] for k in ("exploitability", "nash_conv", "br0", "br1", "value_seat0")},

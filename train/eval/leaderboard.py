@@ -18,6 +18,7 @@ the page is written atomically. The test runs it on a tiny config; the committed
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -67,10 +68,26 @@ LeaderboardConfig.SCHEMA = {"variants": config.List(config.DICT, min_len=1), "ou
 
 
 def _options_flag(v: dict) -> str:
-    import json
-
     opts = v.get("options") or {}
     return f" --options {shlex.quote(json.dumps(opts))}" if opts else ""
+
+
+def _measured(agent: str, v: dict, ex: dict, folder: str, log) -> dict:
+    """:func:`_measure`, kept in ``folder`` under a digest of what was asked: the same request reads it back."""
+    import hashlib
+
+    key = json.dumps({"agent": agent, "variant": v["variant"], "options": v.get("options", {}),
+                      "exploitability": {k: ex[k] for k in sorted(ex) if k != "cache_dir"}}, sort_keys=True)
+    path = os.path.join(folder, "exploitability-" + hashlib.sha256(key.encode()).hexdigest()[:16] + ".json")
+    if os.path.exists(path):
+        with open(path) as f:
+            saved = json.load(f)
+        if saved.get("key") == key:
+            return saved["figure"]
+    figure = _measure(agent, v, ex, log)
+    os.makedirs(folder, exist_ok=True)
+    atomic_write_text(path, json.dumps({"key": key, "figure": figure}, indent=1))
+    return figure
 
 
 def _measure(agent: str, v: dict, ex: dict, log) -> dict:
@@ -100,7 +117,8 @@ def _arena(v: dict, lb: LeaderboardConfig, progress: bool) -> tuple[dict, str]:
     cfg = ArenaConfig.from_dict({"variant": v["variant"], "options": v.get("options", {}),
                                  "agents": [a["agent"] for a in v["agents"]], "format": "round_robin",
                                  "out": os.path.join(lb.arena_dir, name), **settings})
-    summary = run_arena(cfg, progress=progress)
+    # the same config resumes its own folder: a page regenerated after a change of wording replays nothing
+    summary = run_arena(cfg, resume=True, progress=progress)
     return summary, cfg
 
 
@@ -112,6 +130,8 @@ def _fmt_ex(ex: dict | None) -> tuple[str, str, str]:
         lo, hi = ex.get("ci95", (None, None))
         value = f"≥ {value}" + (f" ({lo:.3f} … {hi:.3f})" if lo is not None else "")
         kind = "approx (learned best response, a lower bound)"
+        if hi is not None and hi < 0:  # the learner lost to the policy: a bound below 0 says no more than >= 0
+            kind += "; below 0: empty"
     else:
         kind = "exact"
     return value, kind, f"`{ex['command']}`" + (f" ({ex['source']})" if ex.get("source") else "")
@@ -137,13 +157,16 @@ def generate(lb: LeaderboardConfig, config_path: str, progress: bool = False, lo
             ex = a.get("exploitability")
             if ex and ex.get("measure"):
                 say(f"[leaderboard] {title}: measuring {a['agent']} ({ex['kind']})")
-                ex = _measure(a["agent"], v, ex, say)
+                ex = _measured(a["agent"], v, ex, cfg.out, say)
             figures[a["agent"]] = ex
-        arena_cmd = (f"the arena: `python -m train.eval.leaderboard --config {config_path}` runs `truc arena` with "
-                     f"variant {v['variant']}{', options ' + str(v.get('options')) if v.get('options') else ''}, "
-                     f"round robin of the agents below, {cfg.deals} deals per pairing, duplicate {cfg.duplicate}, "
-                     f"episode {cfg.episode}, seed {cfg.seed} (folder {cfg.out})")
-        lines += [f"## {title}", "", v.get("note", "").strip(), "", arena_cmd + ".", "",
+        arena_cmd = (f"The arena: `truc arena` as `python -m train.eval.leaderboard --config {config_path}` runs it, variant "
+                     f"`{v['variant']}`" + (f", options `{json.dumps(v['options'])}`" if v.get("options") else "")
+                     + f", a round robin of the agents below, {cfg.deals:,} "
+                     + ("duplicate deals" if cfg.duplicate else "deals") + " per pairing, "
+                     + ("single hands from 0–0" if cfg.episode == "hand" else "whole games")
+                     + f", seed {cfg.seed} (its report: `{cfg.out}/report.md`)")
+        note = v.get("note", "").strip()
+        lines += [f"## {title}", "", *([note, ""] if note else []), arena_cmd + ".", "",
                   "| agent | exploitability | kind | its command | Elo (95% interval) | points per hand in the arena |",
                   "|---|---:|---|---|---:|---:|"]
         order = sorted(v["agents"], key=lambda a: rank[a["agent"]]["rank"])
