@@ -38,6 +38,12 @@ descent alone from it (no cross-entropy: the rows are drawn by the direction onl
 ``forget_first_hand`` keeps the weights of the input's first-hand block at zero (set at the start and after
 every step), so that the network plays the hand after a redeal whatever its first hand was: the real game's
 exact figure (``truc exploitability --real-redeal``) covers such a network.
+
+:func:`run` is a sequence of named stages on a :class:`DistillRun` (the student, Adam, the generators, the
+parts, the curve): :func:`start` (seeded afresh, then :func:`resume_from_checkpoint` or ``init``),
+:func:`build_parts` (the teacher's tables and rows, :mod:`train.algos.distill_parts`), :func:`measure_before`,
+then :func:`fit_step` and :func:`after_step` (curve row, :func:`measure`, :func:`save_checkpoint`) over the fit
+and each :func:`descent_round`, and :func:`write_outputs`.
 """
 
 from __future__ import annotations
@@ -231,7 +237,8 @@ class DistillRun:
     opt: object
     """Adam on the student's actor"""
     rng: np.random.Generator
-    """the draws of rows, first hands and relabellings (torch's generator, seeded beside it, is global)"""
+    """the draws: batch shares, rows, their first hands, suit relabellings and dealt orders (torch's global
+    generator, seeded beside it, seeds the student's initial weights)"""
     cpu0: float
     """this process's clock at the start"""
     step: int = 0
@@ -364,8 +371,8 @@ def build_parts(r: DistillRun, log=print) -> None:
 
 class _Directions:
     """The measurement's ``on_table``: exploitability descent's direction at the student's table of each part,
-    handed to the part while its tree is in memory (the hand after a redeal comes first: its best responses'
-    values are the hand's payoff at the redeal)."""
+    handed to the part while its tree is in memory (the hand after a redeal comes first: each seat's
+    best-response value there is the hand's at an accepted redeal)."""
 
     def __init__(self, parts: list, cfg: DistillConfig):
         self.by_name, self.cfg, self.cont_br = {p.name: p for p in parts}, cfg, (0.0, 0.0)
@@ -445,7 +452,9 @@ def draw_batch(r: DistillRun, descent: bool = False):
             continue
         X, legal, T = _descent_rows(r, part, int(k)) if descent else \
             part.rows(part.draw(rng, int(k)), rng, b.F, b.A, b.M.shape[1])
-        Xs.append(X), Ls.append(legal), Ts.append(T)
+        Xs.append(X)
+        Ls.append(legal)
+        Ts.append(T)
     X, legal, T = np.concatenate(Xs), np.concatenate(Ls), np.concatenate(Ts)
     if cfg.suits:  # a fresh relabelling within every class per batch, and a random dealt order per row
         perm = suit_permutations(r.parts[-1].tree.abstraction, r.rules, 2, int(rng.integers(2**31)))[0]
