@@ -83,7 +83,7 @@ def test_distill_rows_are_the_exploitability_tables_rows(tmp_path, teacher):
     from agents.cfr.labels import PLAY, STUCK
     from agents.cfr.policy_tree import CardClasses
     from agents.network.network import PolicyNet, feature_size
-    from train.algos.distill import _class_matrix, load_parts
+    from train.algos.distill_parts import class_matrix, load_parts
     from train.eval.exploitability import tabulate_ppo
     from truc_env.game.actions import layout_of
 
@@ -97,7 +97,7 @@ def test_distill_rows_are_the_exploitability_tables_rows(tmp_path, teacher):
         if isinstance(layer, torch.nn.Linear):
             layer.weight.data *= 8
     for part in parts:
-        M = _class_matrix(rules, part.tree.abstraction)
+        M = class_matrix(rules, part.tree.abstraction)
         first = None
         if part.name == "cont":
             part.first_bits = part.first_bits[:1]

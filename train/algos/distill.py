@@ -59,7 +59,7 @@ import numpy as np
 
 from agents import is_table, spec_file, spec_kind
 from train import config
-from train.algos.distill_parts import Part, _check_inputs, _class_matrix, _deal_order, _relabel, load_parts
+from train.algos.distill_parts import Part, check_inputs, class_matrix, deal_order, load_parts, relabel
 from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
 from truc_env.io.atomic import atomic_write_text
@@ -289,7 +289,7 @@ class Batches:
     play: int
     """the first card-play action"""
     M: object
-    """``[deck index, class]`` one-hot (:func:`train.algos.distill_parts._class_matrix`)"""
+    """``[deck index, class]`` one-hot (:func:`train.algos.distill_parts.class_matrix`)"""
     blocks: list
     """offsets of the input's blocks indexed by deck card (relabelled with the suits)"""
     o_slots: int
@@ -364,7 +364,7 @@ def build_parts(r: DistillRun, log=print) -> None:
     r.parts = load_parts(cfg, rules, log)
     L = layout_of(rules)
     r.batches = Batches(F=feature_size(rules, cfg.features), A=L.size, play=L.play,
-                        M=_class_matrix(rules, r.parts[-1].tree.abstraction), blocks=card_blocks(rules, cfg.features),
+                        M=class_matrix(rules, r.parts[-1].tree.abstraction), blocks=card_blocks(rules, cfg.features),
                         o_slots=encoder_of(rules).piece("slots").offset,
                         shares=[cfg.cont_share, 1.0 - cfg.cont_share] if len(r.parts) == 2 else [1.0])
 
@@ -458,8 +458,8 @@ def draw_batch(r: DistillRun, descent: bool = False):
     X, legal, T = np.concatenate(Xs), np.concatenate(Ls), np.concatenate(Ts)
     if cfg.suits:  # a fresh relabelling within every class per batch, and a random dealt order per row
         perm = suit_permutations(r.parts[-1].tree.abstraction, r.rules, 2, int(rng.integers(2**31)))[0]
-        X, legal = _relabel(X, legal, perm, b.blocks, b.play)  # (k=1 is the identity)
-        _deal_order(X, b.o_slots, r.rules.hand_size, rng)
+        X, legal = relabel(X, legal, perm, b.blocks, b.play)  # (k=1 is the identity)
+        deal_order(X, b.o_slots, r.rules.hand_size, rng)
     return torch.from_numpy(X), torch.from_numpy(legal), torch.from_numpy(T)
 
 
@@ -633,7 +633,7 @@ def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
 
     cfg.validate()
     rules = cfg.rules()
-    _check_inputs(cfg)  # a refused run leaves no empty out folder behind
+    check_inputs(cfg)  # a refused run leaves no empty out folder behind
     r = start(cfg, rules, resume, log)
     build_parts(r, log)
     measure_before(r, log)

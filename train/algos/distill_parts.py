@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -16,9 +15,6 @@ from agents import spec_path
 from agents.cfr.labels import PLAY, STUCK
 from agents.cfr.policy_tree import CardClasses, first_hand_bits, hand_row, root_state
 from truc_env.errors import TrucError
-
-if TYPE_CHECKING:
-    from train.algos.distill import DistillConfig
 
 
 @njit(cache=True)
@@ -170,7 +166,7 @@ def _first_bits(rules, ab, teacher, dealer, score, k, seed) -> np.ndarray:
     return np.stack([first_hand_bits(ab, cards, first) for first in samples])
 
 
-def _check_inputs(cfg: DistillConfig) -> None:
+def check_inputs(cfg) -> None:
     """TrucError when the teacher or the initial network is not on disk (before any folder is made)."""
     if cfg.teacher is not None and spec_path(cfg.teacher) is None:
         raise TrucError(f"teacher {cfg.teacher!r}: no such file {cfg.teacher.partition(':')[2]!r} (solve it "
@@ -180,14 +176,14 @@ def _check_inputs(cfg: DistillConfig) -> None:
                         "truc train ppo or truc train distill)")
 
 
-def load_parts(cfg: DistillConfig, rules, log=print) -> list[Part]:
+def load_parts(cfg, rules, log=print) -> list[Part]:
     """The parts to fit (the hand, and the hand after a redeal), their trees cached like truc exploitability's."""
     from agents import make_agent
     from agents.cfr.solver import PublicTreeSolver
     from train.eval.exploitability import cached_tree, default_cache_dir, node_inputs, stored_table
 
     cache = cfg.cache_dir or default_cache_dir()
-    _check_inputs(cfg)
+    check_inputs(cfg)
     teacher = make_agent(cfg.teacher or cfg.init, rules)  # without one, the initial network's redeal odds
     parts = []
     names = (["cont"] if rules.redeal else []) + ["main"]
@@ -215,7 +211,7 @@ def load_parts(cfg: DistillConfig, rules, log=print) -> list[Part]:
 
 
 
-def _class_matrix(rules, ab):
+def class_matrix(rules, ab):
     """``[deck index, class]`` one-hot: a card play's probability summed into its class."""
     import torch
 
@@ -227,7 +223,7 @@ def _class_matrix(rules, ab):
     return M
 
 
-def _deal_order(X, o_slots: int, hand_size: int, rng) -> None:
+def deal_order(X, o_slots: int, hand_size: int, rng) -> None:
     """Each row's unplayed dealt slots at random (as many as it has): the table's canonical order puts
     the played cards first, real play any order, and the teacher plays every order alike."""
     block = X[:, o_slots:o_slots + hand_size]
@@ -236,7 +232,7 @@ def _deal_order(X, o_slots: int, hand_size: int, rng) -> None:
     block[:] = (rank < left).astype(X.dtype)
 
 
-def _relabel(X, legal, perm, blocks, play):
+def relabel(X, legal, perm, blocks, play):
     """The rows as the suit relabelling ``perm`` (deck index -> deck index) would encode them."""
     D = len(perm)
     idx = np.arange(X.shape[1])
