@@ -83,7 +83,7 @@ def test_distill_rows_are_the_exploitability_tables_rows(tmp_path, teacher):
     from agents.cfr.labels import PLAY, STUCK
     from agents.cfr.policy_tree import CardClasses
     from agents.network.network import PolicyNet, feature_size
-    from train.algos.distill import _class_matrix, load_parts
+    from train.algos.distill_parts import class_matrix, load_parts
     from train.eval.exploitability import tabulate_ppo
     from truc_env.game.actions import layout_of
 
@@ -97,7 +97,7 @@ def test_distill_rows_are_the_exploitability_tables_rows(tmp_path, teacher):
         if isinstance(layer, torch.nn.Linear):
             layer.weight.data *= 8
     for part in parts:
-        M = _class_matrix(rules, part.tree.abstraction)
+        M = class_matrix(rules, part.tree.abstraction)
         first = None
         if part.name == "cont":
             part.first_bits = part.first_bits[:1]
@@ -158,6 +158,48 @@ def test_distill_resumes_to_the_uninterrupted_fit(tmp_path, teacher, monkeypatch
     a = torch.load(whole["policy"], weights_only=True)["model"]
     b = torch.load(again["policy"], weights_only=True)["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)
+    # bit for bit: every output but the CPU seconds (the out folder aside), and the last checkpoint's state
+    assert_same_outputs(tmp_path / "whole", tmp_path / "cut")
+    b["actor.0.bias"][0] += 1e-7  # (the comparison sees one parameter moved by a float's last bits)
+    assert not same(a, b)
+
+
+def same(a, b) -> bool:
+    """Equal bit for bit: nested dicts, lists and tensors (the same dtype and values)."""
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def assert_same_outputs(whole, again, columns=None, skip=()) -> None:
+    """Two distill out folders hold the same run: policy.pt, the last checkpoint and summary.json (but their
+    keys ``skip``) and the curve (its ``columns``, all by default) equal bit for bit, the CPU seconds and the
+    folder's name aside."""
+    import csv
+    import json
+
+    def curve(folder):
+        with open(folder / "curve.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        return [{k: v for k, v in r.items() if k != "cpu_seconds" and (columns is None or k in columns)} for r in rows]
+
+    def summary(folder):
+        d = json.loads((folder / "summary.json").read_text())
+        d["config"].pop("out")
+        return {k: v for k, v in d.items() if k not in ("cpu_seconds", "policy", *skip)}
+
+    def checkpoint(folder):
+        ck = torch.load(folder / "checkpoint.pt", weights_only=True)
+        return {k: v for k, v in ck.items() if k not in ("cpu_seconds", "curve", *skip)}
+
+    assert same(torch.load(whole / "policy.pt", weights_only=True), torch.load(again / "policy.pt", weights_only=True))
+    assert same(checkpoint(whole), checkpoint(again))
+    assert summary(whole) == summary(again)
+    assert curve(whole) == curve(again) and len(curve(whole)) > 1
 
 
 def test_distill_refuses_bad_settings(tmp_path, teacher):

@@ -38,6 +38,12 @@ descent alone from it (no cross-entropy: the rows are drawn by the direction onl
 ``forget_first_hand`` keeps the weights of the input's first-hand block at zero (set at the start and after
 every step), so that the network plays the hand after a redeal whatever its first hand was: the real game's
 exact figure (``truc exploitability --real-redeal``) covers such a network.
+
+:func:`run` is a sequence of named stages on a :class:`DistillRun` (the student, Adam, the generators, the
+parts, the curve): :func:`start` (seeded afresh, then :func:`resume_from_checkpoint` or ``init``),
+:func:`build_parts` (the teacher's tables and rows, :mod:`train.algos.distill_parts`), :func:`measure_before`,
+then :func:`fit_step` and :func:`after_step` (curve row, :func:`measure`, :func:`save_checkpoint`) over the fit
+and each :func:`descent_round`, and :func:`write_outputs`.
 """
 
 from __future__ import annotations
@@ -50,15 +56,12 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
-from agents import is_table, spec_file, spec_kind, spec_path
-from agents.cfr.labels import PLAY, STUCK
-from agents.cfr.policy_tree import CardClasses, first_hand_bits, hand_row, root_state
+from agents import is_table, spec_file, spec_kind
 from train import config
+from train.algos.distill_parts import Part, check_inputs, class_matrix, deal_order, load_parts, relabel
 from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
-from truc_env.game.rules import make_rules
 from truc_env.io.atomic import atomic_write_text
 
 
@@ -189,212 +192,7 @@ DistillConfig.SCHEMA = {
 }
 
 
-# ---------------------------------------------------------------------------------- rows
-@njit(cache=True)
-def _rows(isets, node_of, iset_off, actor, hs, hs_off, hs_hands, act_start, label, indptr, indices, data, used, own,
-          hand_counts, card_index, pct, hand_size, o_hand, o_strength, o_first, first_bits, first_pick, play,
-          iset_start, slot_k, target, X, legal, T):
-    """Inputs, legal actions and teacher targets of a batch of information sets.
-
-    ``T`` has one column per engine action (non-card actions) followed by one per card class."""
-    n_act = legal.shape[1]
-    vals = np.zeros(hand_size + 8, dtype=np.float32)
-    cards = np.zeros(hand_size, dtype=np.int64)
-    strength = np.zeros(hand_size, dtype=np.float32)
-    D = first_bits.shape[2]
-    for r in range(isets.shape[0]):
-        i = isets[r]
-        n = node_of[i]
-        q = actor[n]
-        h = hs_hands[hs_off[hs[n, q]] + i - iset_off[n]]
-        X[r, :] = 0.0
-        legal[r, :] = False
-        T[r, :] = 0.0
-        for k in range(indptr[n], indptr[n + 1]):
-            X[r, indices[k]] = data[k]
-        hand_row(h, used[n], own[n], hand_counts, card_index, pct, hand_size, vals, cards, strength)
-        plays = False
-        for e in range(act_start[n], act_start[n + 1]):
-            if label[e] < STUCK:
-                legal[r, label[e]] = True
-            elif label[e] >= PLAY:
-                plays = True
-        for u in range(hand_size):
-            d = cards[u]
-            if d >= 0:
-                X[r, o_hand + d] = 1.0
-                legal[r, play + d] = plays  # cards in hand are legal where the node is a card play
-        if o_strength >= 0:
-            for t in range(hand_size):
-                X[r, o_strength + t] = strength[t]
-        if o_first >= 0:
-            for d in range(D):
-                X[r, o_first + d] = first_bits[first_pick[r], q, d]
-        for s in range(iset_start[i], iset_start[i + 1]):
-            lab = label[act_start[n] + slot_k[s]]
-            if lab >= PLAY:
-                T[r, n_act + lab - PLAY] += target[s]
-            elif lab != STUCK:  # STUCK: a hand the plays rule out, no engine action
-                T[r, lab] += target[s]
-
-
-class Part:
-    """One tree's rows: the teacher's table, the sampling distribution and the node inputs."""
-
-    def __init__(self, name, rules, tree, solver, target, inputs, features, first_bits, uniform_share):
-        from agents.network.network import percentiles
-        from truc_env.game.observe import encoder_of
-
-        self.name, self.tree, self.solver, self.target = name, tree, solver, target
-        ab = tree.abstraction
-        enc = encoder_of(rules)
-        self.inputs = inputs
-        self.cards = CardClasses.of(ab, rules)
-        after = first_bits is not None
-        pct_of = percentiles(tuple(root_state(rules, tree.dealer, tree.score, after, tree.vira).strength))
-        self.pct = np.array([pct_of.get(c, 0.0) for c in enc.L.deck], dtype=np.float32)
-        self.hand_counts = np.array([ab.counts(h) for h in ab.hands], dtype=np.int64)
-        self.o_hand = enc.piece("hand").offset
-        self.L_play = enc.L.play
-        self.o_first = enc.offset_of("first_hand") if after else -1
-        self.o_strength = enc.size if features == "observation+strength" else -1
-        self.first_bits = first_bits if after else np.zeros((1, 2, enc.D), dtype=np.float32)
-        n_isets = solver.n_infosets
-        self.node_of = np.repeat(np.arange(tree.n_nodes, dtype=np.int64), np.diff(solver.iset_off))
-        self.n_isets = n_isets
-        self.cdf = None  # (no teacher: rows are drawn by the descent's direction only)
-        if target is not None:  # stake: own reach under the teacher x the hand's chance
-            solver.forward(0, target)
-            solver.forward(1, target)
-            q = tree.actor[self.node_of].astype(np.int64)
-            j = np.arange(n_isets, dtype=np.int64) - solver.iset_off[self.node_of]
-            hand = tree.hs_hands[tree.hs_off[tree.hs[self.node_of, q]] + j]
-            prior = ab.deal_weights().sum(axis=1)
-            stake = solver.reach[solver.roff[self.node_of, q] + j] * prior[hand]
-            del q, j, hand
-            p = (1.0 - uniform_share) * stake / stake.sum() + uniform_share / n_isets
-            self.cdf = np.cumsum(p)
-            self.cdf /= self.cdf[-1]
-        self.descent, self.descent_cdf, self.direction = None, None, None
-
-    def draw(self, rng, k: int, cdf=None) -> np.ndarray:
-        cdf = self.cdf if cdf is None else cdf
-        if cdf is None:  # no teacher and no direction: uniformly
-            return rng.integers(self.n_isets, size=k)
-        return np.minimum(np.searchsorted(cdf, rng.random(k), side="right"), self.n_isets - 1)
-
-    def set_descent(self, target: np.ndarray, weight: np.ndarray, momentum: float = 0.0) -> None:
-        """Exploitability descent's direction at the student's table (:func:`agents.cfr.descent.descent_targets`):
-        its rows are drawn by their weight. With ``momentum`` the direction is the exponential average of
-        the rounds' gradients (per slot: own reach x regret, ``target`` x its set's ``weight``)."""
-        if momentum > 0.0:
-            grad = (target * np.repeat(weight, np.diff(self.solver.iset_start))).astype(np.float32)
-            if self.direction is not None:
-                grad = (momentum * self.direction + (1.0 - momentum) * grad).astype(np.float32)
-            self.use_direction(grad)
-            return
-        self.descent = target.astype(np.float64)
-        total = weight.sum()
-        self.descent_cdf = np.cumsum(weight / total) if total > 0 else None
-
-    def use_direction(self, grad: np.ndarray) -> None:
-        """Take ``grad`` (per slot, own reach x regret) as the direction: each set's rows normalised to
-        absolute sum 1, the sets drawn by that sum."""
-        starts = self.solver.iset_start
-        self.direction = grad
-        size = np.add.reduceat(np.abs(grad).astype(np.float64), starts[:-1]) if len(grad) else np.zeros(0)
-        size[np.diff(starts) == 0] = 0.0
-        scale = np.repeat(np.where(size > 0, 1.0 / np.maximum(size, 1e-300), 0.0), np.diff(starts))
-        self.descent = grad * scale
-        total = size.sum()
-        self.descent_cdf = np.cumsum(size / total) if total > 0 else None
-
-    def rows(self, isets, rng, F, A, C, target=None):
-        t, s = self.tree, self.solver
-        target = self.target if target is None else target
-        B = len(isets)
-        X = np.zeros((B, F), dtype=np.float32)
-        legal = np.zeros((B, A), dtype=np.bool_)
-        T = np.zeros((B, A + C), dtype=np.float32)
-        pick = rng.integers(len(self.first_bits), size=B)
-        _rows(isets, self.node_of, s.iset_off, t.actor, t.hs, t.hs_off, t.hs_hands, t.act_start, t.label,
-              self.inputs["indptr"], self.inputs["indices"], self.inputs["data"], self.inputs["used"],
-              self.inputs["own"], self.hand_counts, self.cards.index, self.pct, t.rules.hand_size, self.o_hand,
-              self.o_strength, self.o_first, self.first_bits, pick, self.L_play, s.iset_start, s.slot_k,
-              target, X, legal, T)
-        return X, legal, T
-
-
-def _first_bits(rules, ab, teacher, dealer, score, k, seed) -> np.ndarray:
-    """First hands for the rows after a redeal, as input bits per seat: ``k`` drawn from the teacher's
-    odds of reaching the redeal with them and ``k`` from the deal (highest cards of each class)."""
-    from train.eval.exploitability import first_hand_samples, probability_function
-
-    cards = CardClasses.of(ab, rules)
-    samples, _ = first_hand_samples(rules, ab, probability_function(teacher), dealer, score, k, seed)
-    rng = np.random.default_rng(seed + 1)
-    prior = ab.deal_weights()
-    flat = rng.choice(prior.size, size=k, p=(prior / prior.sum()).ravel())
-    samples += [(ab.hands[int(x) // ab.n_hands], ab.hands[int(x) % ab.n_hands]) for x in flat]
-    return np.stack([first_hand_bits(ab, cards, first) for first in samples])
-
-
-def _check_inputs(cfg: DistillConfig) -> None:
-    """TrucError when the teacher or the initial network is not on disk (before any folder is made)."""
-    if cfg.teacher is not None and spec_path(cfg.teacher) is None:
-        raise TrucError(f"teacher {cfg.teacher!r}: no such file {cfg.teacher.partition(':')[2]!r} (solve it "
-                        "first, e.g. truc train cfr --config configs/cfr/le_truc_redeal.yaml)")
-    if cfg.init is not None and spec_path(cfg.init) is None:
-        raise TrucError(f"init {cfg.init!r}: no such file {cfg.init.partition(':')[2]!r} (a network written by "
-                        "truc train ppo or truc train distill)")
-
-
-def load_parts(cfg: DistillConfig, rules, log=print) -> list[Part]:
-    """The parts to fit (the hand, and the hand after a redeal), their trees cached like truc exploitability's."""
-    from agents import make_agent
-    from agents.cfr.solver import PublicTreeSolver
-    from train.eval.exploitability import cached_tree, default_cache_dir, node_inputs, stored_table
-
-    cache = cfg.cache_dir or default_cache_dir()
-    _check_inputs(cfg)
-    teacher = make_agent(cfg.teacher or cfg.init, rules)  # without one, the initial network's redeal odds
-    parts = []
-    names = (["cont"] if rules.redeal else []) + ["main"]
-    for name in names:
-        part_rules = make_rules(rules.variant, **{**rules.options, "redeal": False}) if name == "cont" else rules
-        t0 = time.process_time()
-        tree = cached_tree(part_rules, cfg.dealer, tuple(cfg.score), cfg.abstraction, cache)
-        solver = PublicTreeSolver(tree, dtype="float32")
-        target = stored_table(teacher, name, tree, solver) if cfg.teacher else None
-        if target is None and cfg.teacher:
-            raise TrucError(f"teacher {cfg.teacher!r} has no table written from the public tree of the "
-                            f"{'hand after a redeal' if name == 'cont' else 'hand'} of these Rules "
-                            f"({rules.variant}, dealer {cfg.dealer}, score {cfg.score}, {cfg.abstraction}); "
-                            "a strategy file of a CFR solve of the same config is")
-        inputs = node_inputs(tree, rules, cfg.features, name == "cont", cache, progress=True)
-        bits = _first_bits(rules, tree.abstraction, teacher, cfg.dealer, cfg.score, cfg.first_hands, cfg.seed) \
-            if name == "cont" else None
-        part = Part(name, rules, tree, solver, None if target is None else target.astype(np.float64), inputs,
-                    cfg.features, bits, cfg.uniform_share)
-        parts.append(part)
-        log(f"[{name}] {tree.n_nodes:,} public nodes, {part.n_isets:,} information sets ready "
-            f"({time.process_time() - t0:.0f} CPU s)")
-    return parts
-
-
-# ---------------------------------------------------------------------------------- training
-def _class_matrix(rules, ab):
-    """``[deck index, class]`` one-hot: a card play's probability summed into its class."""
-    import torch
-
-    cards = CardClasses.of(ab, rules)
-    M = torch.zeros(len(cards.card_class), ab.n_classes)
-    for d, c in enumerate(cards.card_class):
-        if c >= 0:
-            M[d, c] = 1.0
-    return M
-
-
+# ---------------------------------------------------------------------------------- losses
 def distill_loss(net, X, legal, T, play: int, class_matrix):
     """(cross-entropy, KL divergence) of the teacher's targets ``T`` against the network, card plays
     summed per class; ``T``'s first ``A`` columns are engine actions, the rest card classes."""
@@ -421,269 +219,432 @@ def descent_loss(net, X, legal, G, play: int, class_matrix):
     return -(G * P).sum(1).mean()
 
 
-def _deal_order(X, o_slots: int, hand_size: int, rng) -> None:
-    """Each row's unplayed dealt slots at random (as many as it has): the table's canonical order puts
-    the played cards first, real play any order, and the teacher plays every order alike."""
-    block = X[:, o_slots:o_slots + hand_size]
-    left = block.sum(axis=1, keepdims=True)
-    rank = np.argsort(np.argsort(rng.random(block.shape), axis=1), axis=1)
-    block[:] = (rank < left).astype(X.dtype)
+# ---------------------------------------------------------------------------------- the run's state
+def _no_stats() -> dict:
+    return {"ce": 0.0, "kl": 0.0, "gain": 0.0, "n": 0}
 
 
-def _relabel(X, legal, perm, blocks, play):
-    """The rows as the suit relabelling ``perm`` (deck index -> deck index) would encode them."""
-    D = len(perm)
-    idx = np.arange(X.shape[1])
-    for o in blocks:
-        idx[o + perm] = o + np.arange(D)
-    Xp = np.empty_like(X)
-    Xp[:, idx] = X
-    lp = legal.copy()
-    lp[:, play + perm] = legal[:, play:play + D]
-    return Xp, lp
+@dataclass
+class DistillRun:
+    """What the stages of a run hand on: the student, its optimiser, the generators, the parts it is fitted
+    on and the curve so far; built by :func:`start`, moved by :func:`fit_step`, written by :func:`write_outputs`."""
+
+    cfg: DistillConfig
+    rules: object
+    out: str
+    net: object
+    """the student, a PPO network (:class:`agents.network.network.PolicyNet`)"""
+    opt: object
+    """Adam on the student's actor"""
+    rng: np.random.Generator
+    """the draws: batch shares, rows, their first hands, suit relabellings and dealt orders (torch's global
+    generator, seeded beside it, seeds the student's initial weights)"""
+    cpu0: float
+    """this process's clock at the start"""
+    step: int = 0
+    curve: list = field(default_factory=list)
+    cpu_before: float = 0.0
+    """CPU seconds of the runs this one resumes"""
+    best: dict = field(default_factory=lambda: {"exploitability": float("inf"), "step": None, "model": None})
+    """during descent: the measured network of lowest exploitability"""
+    forget: slice | None = None
+    """the first-hand inputs kept at zero (``forget_first_hand``)"""
+    parts: list[Part] = field(default_factory=list)
+    batches: Batches | None = None
+    stats: dict = field(default_factory=_no_stats)
+    """the losses summed since the last curve row"""
+    bar: object = None
+
+    @property
+    def total(self) -> int:
+        """The budget: the fit's steps and the descent rounds' steps."""
+        return self.cfg.steps + self.cfg.descent_rounds * self.cfg.descent_steps
+
+    @property
+    def ck_path(self) -> str:
+        return os.path.join(self.out, "checkpoint.pt")
+
+    def cpu_seconds(self) -> float:
+        return self.cpu_before + time.process_time() - self.cpu0
+
+    def round_start(self, k: int) -> bool:
+        """A round of exploitability descent begins after step ``k``."""
+        cfg = self.cfg
+        return cfg.steps <= k < self.total and (k - cfg.steps) % cfg.descent_steps == 0
+
+    def memory_path(self, k: int) -> str:
+        """Where the averaged direction of the round beginning after step ``k`` is kept (``descent_momentum``)."""
+        return os.path.join(self.out, f"descent_direction_{k}.npz")
 
 
-def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
-    """Fit the student, measure it, write ``{out}/policy.pt``, the curve and the summary."""
+@dataclass
+class Batches:
+    """What turns the parts' rows into a batch for the student: the network's sizes, the card classes'
+    matrix, the input blocks the suit relabelling moves and each part's share of a batch."""
+
+    F: int
+    """the network's input size"""
+    A: int
+    """engine actions"""
+    play: int
+    """the first card-play action"""
+    M: object
+    """``[deck index, class]`` one-hot (:func:`train.algos.distill_parts.class_matrix`)"""
+    blocks: list
+    """offsets of the input's blocks indexed by deck card (relabelled with the suits)"""
+    o_slots: int
+    """offset of the dealt slots (shuffled per row)"""
+    shares: list
+    """each part's share of a batch"""
+
+
+# ---------------------------------------------------------------------------------- the stages
+def start(cfg: DistillConfig, rules, resume: bool, log=print) -> DistillRun:
+    """The student and its optimiser seeded afresh, then resumed from ``checkpoint.pt`` or started from
+    ``cfg.init``; the out folder made."""
     import torch
 
-    from agents.cfr.policy_tree import suit_permutations
-    from agents.network.checkpoint import read_checkpoint, save_atomic
     from agents.network.network import PolicyNet, feature_size
-    from train.algos.ppo import PPOConfig, policy_dict
-    from train.eval.exploitability import card_blocks, first_hand_columns
-    from truc_env.game.observe import encoder_of
 
-    cfg.validate()
-    rules = cfg.rules()
-    _check_inputs(cfg)  # a refused run leaves no empty out folder behind
     out = config.output_folder(cfg.out)
-    ck_path = os.path.join(out, "checkpoint.pt")
     cpu0 = time.process_time()
     torch.set_num_threads(1)
     torch.manual_seed(cfg.seed)
-    L = layout_of(rules)
-    F, A = feature_size(rules, cfg.features), L.size
-    net = PolicyNet(F, A, cfg.hidden)
+    net = PolicyNet(feature_size(rules, cfg.features), layout_of(rules).size, cfg.hidden)
     opt = torch.optim.Adam(net.actor.parameters(), lr=cfg.learning_rate)
-    rng = np.random.default_rng(cfg.seed)
-    step, curve, cpu_before = 0, [], 0.0
-    best = {"exploitability": float("inf"), "step": None, "model": None}  # during descent: the lowest measured
-    if resume and os.path.exists(ck_path):
-        ck = read_checkpoint(ck_path, rules)
-        if ck.get("distill") != _identity(cfg):
-            raise TrucError(f"{ck_path} was written by another distill config; resume it with the same settings "
-                            "(or start afresh in another out folder)")
-        net.load_state_dict(ck["model"])
-        opt.load_state_dict(ck["optimizer"])
-        rng.bit_generator.state = json.loads(ck["numpy_rng"])
-        torch.set_rng_state(ck["torch_rng"])
-        step, curve, cpu_before = int(ck["step"]), json.loads(ck["curve"]), float(ck["cpu_seconds"])
-        if ck.get("best_model") is not None:
-            best = {"exploitability": float(ck["best_exploitability"]), "step": int(ck["best_step"]),
-                    "model": ck["best_model"]}
-        if step > cfg.steps and ck.get("descent") != _descent_identity(cfg):
-            raise TrucError(f"{ck_path} is in exploitability descent after a fit of {ck.get('fit_steps')} steps "
-                            f"with other settings ({ck.get('descent')}); resume it with the same steps and "
-                            "descent_* settings")
-        log(f"resumed at step {step:,}")
+    r = DistillRun(cfg, rules, out, net, opt, np.random.default_rng(cfg.seed), cpu0)
+    if resume and os.path.exists(r.ck_path):
+        resume_from_checkpoint(r, log)
     elif cfg.init is not None:
         model, optimizer = _init_model(cfg, rules)
         net.load_state_dict(model)
         if optimizer is not None:  # a distill checkpoint: Adam's moments go on (a fresh Adam's first steps are large)
             opt.load_state_dict(optimizer)
         log(f"student starts from {cfg.init}{' with its optimizer state' if optimizer is not None else ''}")
-    forget = first_hand_columns(rules) if cfg.forget_first_hand else None
-    if forget is not None:
-        _forget(net, forget)
-    parts = load_parts(cfg, rules, log)
-    ab = parts[-1].tree.abstraction
-    M = _class_matrix(rules, ab)
-    blocks = card_blocks(rules, cfg.features)
-    o_slots = encoder_of(rules).piece("slots").offset
-    shares = [cfg.cont_share, 1.0 - cfg.cont_share] if len(parts) == 2 else [1.0]
-    ppo_cfg = PPOConfig(variant=cfg.variant, options=dict(cfg.options), hidden=list(cfg.hidden),
-                        features=cfg.features, seed=cfg.seed)
-    from tqdm import tqdm
+    return r
 
-    def policy():
-        d = policy_dict(ppo_cfg, rules, net)
-        d["distill"] = _identity(cfg)
-        return d
 
-    def measure(descent: bool = False):
-        """The student's exact exploitability; with ``descent`` also exploitability descent's direction
-        at its table, handed to each part (computed while each tree is in memory)."""
+def resume_from_checkpoint(r: DistillRun, log=print) -> None:
+    """The student, Adam, the generators, the step, the curve and the best network so far from
+    ``checkpoint.pt``; refused when it was written by another config."""
+    import torch
+
+    from agents.network.checkpoint import read_checkpoint
+
+    cfg = r.cfg
+    ck = read_checkpoint(r.ck_path, r.rules)
+    if ck.get("distill") != _identity(cfg):
+        raise TrucError(f"{r.ck_path} was written by another distill config; resume it with the same settings "
+                        "(or start afresh in another out folder)")
+    r.net.load_state_dict(ck["model"])
+    r.opt.load_state_dict(ck["optimizer"])
+    r.rng.bit_generator.state = json.loads(ck["numpy_rng"])
+    torch.set_rng_state(ck["torch_rng"])
+    r.step, r.curve, r.cpu_before = int(ck["step"]), json.loads(ck["curve"]), float(ck["cpu_seconds"])
+    if ck.get("best_model") is not None:
+        r.best = {"exploitability": float(ck["best_exploitability"]), "step": int(ck["best_step"]),
+                  "model": ck["best_model"]}
+    if r.step > cfg.steps and ck.get("descent") != _descent_identity(cfg):
+        raise TrucError(f"{r.ck_path} is in exploitability descent after a fit of {ck.get('fit_steps')} steps "
+                        f"with other settings ({ck.get('descent')}); resume it with the same steps and "
+                        "descent_* settings")
+    log(f"resumed at step {r.step:,}")
+
+
+def build_parts(r: DistillRun, log=print) -> None:
+    """The parts fitted (the teacher's tables on the public trees) and what makes their rows a batch."""
+    from agents.network.network import feature_size
+    from train.eval.exploitability import card_blocks, first_hand_columns
+    from truc_env.game.observe import encoder_of
+
+    cfg, rules = r.cfg, r.rules
+    r.forget = first_hand_columns(rules) if cfg.forget_first_hand else None
+    if r.forget is not None:
+        _forget(r.net, r.forget)
+    r.parts = load_parts(cfg, rules, log)
+    L = layout_of(rules)
+    r.batches = Batches(F=feature_size(rules, cfg.features), A=L.size, play=L.play,
+                        M=class_matrix(rules, r.parts[-1].tree.abstraction), blocks=card_blocks(rules, cfg.features),
+                        o_slots=encoder_of(rules).piece("slots").offset,
+                        shares=[cfg.cont_share, 1.0 - cfg.cont_share] if len(r.parts) == 2 else [1.0])
+
+
+class _Directions:
+    """The measurement's ``on_table``: exploitability descent's direction at the student's table of each part,
+    handed to the part while its tree is in memory (the hand after a redeal comes first: each seat's
+    best-response value there is the hand's at an accepted redeal)."""
+
+    def __init__(self, parts: list, cfg: DistillConfig):
+        self.by_name, self.cfg, self.cont_br = {p.name: p for p in parts}, cfg, (0.0, 0.0)
+
+    def __call__(self, name, tree, solver, sigma, _step) -> None:
         from agents.cfr.descent import descent_targets
-        from agents.network import PPOAgent
-        from train.eval.exploitability import default_cache_dir, policy_exploitability
 
-        by_name = {p.name: p for p in parts}
-        cont_br = [(0.0, 0.0)]
+        d = descent_targets(solver, sigma, self.cont_br if name == "main" else (0.0, 0.0), self.cfg.descent_temperature)
+        if name == "cont":
+            self.cont_br = tuple(d["br"])
+        self.by_name[name].set_descent(d["target"], d["weight"], self.cfg.descent_momentum)
 
-        def on_table(name, tree, solver, sigma, _step):
-            d = descent_targets(solver, sigma, cont_br[0] if name == "main" else (0.0, 0.0), cfg.descent_temperature)
-            if name == "cont":
-                cont_br[0] = tuple(d["br"])
-            by_name[name].set_descent(d["target"], d["weight"], cfg.descent_momentum)
 
-        net.eval()
-        agent = PPOAgent(net, rules, cfg.features, name="student")
-        res = policy_exploitability(agent, rules, cfg.dealer, tuple(cfg.score), cfg.abstraction,
-                                    cache_dir=cfg.cache_dir or default_cache_dir(), log=lambda m: None,
-                                    on_table=on_table if descent else None)
-        net.train()
-        return res
+def measure(r: DistillRun, descent: bool = False) -> dict:
+    """The student's exact exploitability (``truc exploitability``'s path); with ``descent`` also exploitability
+    descent's direction at its table, handed to each part."""
+    from agents.network import PPOAgent
+    from train.eval.exploitability import default_cache_dir, policy_exploitability
 
-    def memory_path(k: int) -> str:
-        return os.path.join(out, f"descent_direction_{k}.npz")
+    cfg = r.cfg
+    r.net.eval()
+    agent = PPOAgent(r.net, r.rules, cfg.features, name="student")
+    res = policy_exploitability(agent, r.rules, cfg.dealer, tuple(cfg.score), cfg.abstraction,
+                                cache_dir=cfg.cache_dir or default_cache_dir(), log=lambda m: None,
+                                on_table=_Directions(r.parts, cfg) if descent else None)
+    r.net.train()
+    return res
 
-    def save_checkpoint():
-        if cfg.descent_momentum > 0 and step >= cfg.steps and parts[0].direction is not None:
-            # the averaged direction is state the next round needs; kept beside the checkpoint (large)
-            from truc_env.io.atomic import atomic_open
 
-            with atomic_open(memory_path(step), "wb") as f:
-                np.savez(f, **{p.name: p.direction for p in parts})
-        ck = policy()
-        ck.update({"optimizer": opt.state_dict(), "numpy_rng": json.dumps(rng.bit_generator.state),
-                   "torch_rng": torch.get_rng_state(), "step": step, "curve": json.dumps(curve),
-                   "cpu_seconds": cpu_before + time.process_time() - cpu0})
-        if step > cfg.steps:
-            ck.update({"descent": _descent_identity(cfg), "fit_steps": cfg.steps})
-        if best["model"] is not None:
-            ck.update({"best_model": best["model"], "best_exploitability": best["exploitability"],
-                       "best_step": best["step"]})
-        save_atomic(ck, ck_path)
-        for name in os.listdir(out):  # the directions of earlier rounds are no longer needed
-            if name.startswith("descent_direction_") and name != os.path.basename(memory_path(step)):
-                os.remove(os.path.join(out, name))
+def _keep_if_best(r: DistillRun, res: dict) -> None:
+    if res["exploitability"] < r.best["exploitability"]:
+        r.best = {"exploitability": res["exploitability"], "step": r.step,
+                  "model": {k: v.detach().clone() for k, v in r.net.state_dict().items()}}
 
+
+def measure_before(r: DistillRun, log=print) -> None:
+    """The measurements before the first step: the untrained student (the curve's first point), and at the
+    start of descent its first direction (or, resumed between rounds with momentum, the averaged one kept)."""
+    cfg, step = r.cfg, r.step
     if step == 0 and cfg.measure_start and not (cfg.steps == 0 and cfg.descent_rounds):
-        res = measure()
-        curve.append({"step": 0, "kl": "", "cross_entropy": "", "exploitability": res["exploitability"],
-                      "cpu_seconds": round(time.process_time() - cpu0, 1)})
+        res = measure(r)
+        r.curve.append({"step": 0, "kl": "", "cross_entropy": "", "exploitability": res["exploitability"],
+                        "cpu_seconds": round(r.cpu_seconds(), 1)})
         log(f"untrained student: exploitability {res['exploitability']:.4f}")
-    total = cfg.steps + cfg.descent_rounds * cfg.descent_steps
-
-    def round_start(k: int) -> bool:  # a round of exploitability descent begins after step k
-        return cfg.steps <= k < total and (k - cfg.steps) % cfg.descent_steps == 0
-
-    if step >= cfg.steps and round_start(step) and step > 0 and cfg.descent_momentum > 0 \
-            and os.path.exists(memory_path(step)):  # resumed at a round's start: its averaged direction
-        with np.load(memory_path(step)) as z:
-            for p in parts:
+    if step >= cfg.steps and r.round_start(step) and step > 0 and cfg.descent_momentum > 0 \
+            and os.path.exists(r.memory_path(step)):  # resumed at a round's start: its averaged direction
+        with np.load(r.memory_path(step)) as z:
+            for p in r.parts:
                 p.use_direction(z[p.name])
-    elif step > cfg.steps and round_start(step) and cfg.descent_momentum > 0:
-        raise TrucError(f"{ck_path} is in exploitability descent with momentum, and its averaged direction "
-                        f"({memory_path(step)}) is missing; start the descent afresh")
-    elif step >= cfg.steps and round_start(step):  # descent starts here, or resumed at a round's start
-        res = measure(descent=True)
+    elif step > cfg.steps and r.round_start(step) and cfg.descent_momentum > 0:
+        raise TrucError(f"{r.ck_path} is in exploitability descent with momentum, and its averaged direction "
+                        f"({r.memory_path(step)}) is missing; start the descent afresh")
+    elif step >= cfg.steps and r.round_start(step):  # descent starts here, or resumed at a round's start
+        res = measure(r, descent=True)
         if step == 0:  # descent from an initial network: its measurement is the curve's first point
-            curve.append({"step": 0, "kl": "", "cross_entropy": "", "descent_gain": "",
-                          "exploitability": res["exploitability"], "cpu_seconds": round(time.process_time() - cpu0, 1)})
+            r.curve.append({"step": 0, "kl": "", "cross_entropy": "", "descent_gain": "",
+                            "exploitability": res["exploitability"], "cpu_seconds": round(r.cpu_seconds(), 1)})
             log(f"initial student: exploitability {res['exploitability']:.4f}")
-        if res["exploitability"] < best["exploitability"]:  # a fit finished before descent was asked for
-            best = {"exploitability": res["exploitability"], "step": step,
-                    "model": {k: v.detach().clone() for k, v in net.state_dict().items()}}
-    elif cfg.steps < step < total:
-        raise TrucError(f"{ck_path} stopped inside a round of exploitability descent (step {step:,}); "
+        _keep_if_best(r, res)  # (a fit finished before descent was asked for)
+    elif cfg.steps < step < r.total:
+        raise TrucError(f"{r.ck_path} stopped inside a round of exploitability descent (step {step:,}); "
                         "its checkpoints are written at the rounds' ends")
 
-    def batch(rows_of):
-        """One batch: rows from each part, suits relabelled and dealt orders shuffled."""
-        counts = rng.multinomial(cfg.batch, shares)
-        Xs, Ls, Ts = [], [], []
-        for part, k in zip(parts, counts):
-            if k == 0:
-                continue
-            X, legal, T = rows_of(part, int(k))
-            Xs.append(X), Ls.append(legal), Ts.append(T)
-        X, legal, T = np.concatenate(Xs), np.concatenate(Ls), np.concatenate(Ts)
-        if cfg.suits:  # a fresh relabelling within every class per batch, and a random dealt order per row
-            perm = suit_permutations(ab, rules, 2, int(rng.integers(2**31)))[0]  # (k=1 is the identity)
-            X, legal = _relabel(X, legal, perm, blocks, L.play)
-            _deal_order(X, o_slots, rules.hand_size, rng)
-        return torch.from_numpy(X), torch.from_numpy(legal), torch.from_numpy(T)
 
-    def teacher_rows(part, k):
-        return part.rows(part.draw(rng, k), rng, F, A, M.shape[1])
+def draw_batch(r: DistillRun, descent: bool = False):
+    """One batch of rows from each part by its share, the teacher's targets (or with ``descent`` the descent's
+    direction), suits relabelled and dealt orders shuffled: tensors (X, legal, targets)."""
+    import torch
 
-    def descent_rows(part, k):
-        if part.descent_cdf is None:  # no regret anywhere in this part: nothing to move
-            X, legal, T = part.rows(part.draw(rng, k), rng, F, A, M.shape[1], np.zeros(part.solver.n_slots))
-            return X, legal, T
-        return part.rows(part.draw(rng, k, part.descent_cdf), rng, F, A, M.shape[1], part.descent)
+    from agents.cfr.policy_tree import suit_permutations
 
-    stats = {"ce": 0.0, "kl": 0.0, "gain": 0.0, "n": 0}
-    bar = tqdm(total=total, initial=step, desc="distill", unit="step", mininterval=5)
-    while step < total:
-        descending = step >= cfg.steps
-        frac = step / max(1, cfg.steps - 1)
-        for g in opt.param_groups:
-            g["lr"] = _descent_lr(cfg, (step - cfg.steps) // cfg.descent_steps) if descending else \
-                cfg.learning_rate + frac * (cfg.learning_rate_end - cfg.learning_rate)
-        ce = kl = torch.zeros(())
-        if cfg.teacher is not None:
-            X, legal, T = batch(teacher_rows)
-            ce, kl = distill_loss(net, X, legal, T, L.play, M)
-        loss = ce
-        if descending:
-            Xd, legal_d, G = batch(descent_rows)
-            gain = descent_loss(net, Xd, legal_d, G, L.play, M)
-            loss = ce + cfg.descent_weight * gain
-            stats["gain"] += -float(gain.detach())
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        if forget is not None:
-            _forget(net, forget)
-        step += 1
-        bar.update(1)
-        stats["ce"] += float(ce.detach())
-        stats["kl"] += float(kl.detach())
-        stats["n"] += 1
-        last = step == total
-        row = None
-        if step % cfg.log_every == 0 or last or step == cfg.steps:
-            fitted = cfg.teacher is not None
-            row = {"step": step, "kl": stats["kl"] / stats["n"] if fitted else "",
-                   "cross_entropy": stats["ce"] / stats["n"] if fitted else "",
-                   "descent_gain": stats["gain"] / stats["n"] if descending else "", "exploitability": "",
-                   "cpu_seconds": round(cpu_before + time.process_time() - cpu0, 1)}
-            stats = {"ce": 0.0, "kl": 0.0, "gain": 0.0, "n": 0}
-        if (cfg.eval_every and step % cfg.eval_every == 0) or last or round_start(step) or step == cfg.steps:
-            res = measure(descent=round_start(step))
-            row = row or {"step": step, "kl": "", "cross_entropy": "", "descent_gain": "", "cpu_seconds": 0.0}
-            row["exploitability"] = res["exploitability"]
-            row["cpu_seconds"] = round(cpu_before + time.process_time() - cpu0, 1)
-            if cfg.descent_rounds and step >= cfg.steps and res["exploitability"] < best["exploitability"]:
-                best = {"exploitability": res["exploitability"], "step": step,
-                        "model": {k: v.detach().clone() for k, v in net.state_dict().items()}}
-            log(f"step {step:,}: exploitability {res['exploitability']:.4f} (BR {res['br0']:+.4f} / {res['br1']:+.4f})")
-        if row is not None:
-            curve.append(row)
-            if row["kl"] != "":
-                bar.write(f"step {step:,}: KL {row['kl']:.4f}, cross-entropy {row['cross_entropy']:.4f}")
-        if step % cfg.checkpoint_every == 0 and not cfg.steps < step < total or last or round_start(step) \
-                or step == cfg.steps:
-            save_checkpoint()
-    bar.close()
-    final = next((r for r in reversed(curve) if r["exploitability"] != ""), {})
-    kept = {"exploitability": final.get("exploitability"), "step": step}
+    cfg, b, rng = r.cfg, r.batches, r.rng
+    counts = rng.multinomial(cfg.batch, b.shares)
+    Xs, Ls, Ts = [], [], []
+    for part, k in zip(r.parts, counts):
+        if k == 0:
+            continue
+        X, legal, T = _descent_rows(r, part, int(k)) if descent else \
+            part.rows(part.draw(rng, int(k)), rng, b.F, b.A, b.M.shape[1])
+        Xs.append(X)
+        Ls.append(legal)
+        Ts.append(T)
+    X, legal, T = np.concatenate(Xs), np.concatenate(Ls), np.concatenate(Ts)
+    if cfg.suits:  # a fresh relabelling within every class per batch, and a random dealt order per row
+        perm = suit_permutations(r.parts[-1].tree.abstraction, r.rules, 2, int(rng.integers(2**31)))[0]
+        X, legal = relabel(X, legal, perm, b.blocks, b.play)  # (k=1 is the identity)
+        deal_order(X, b.o_slots, r.rules.hand_size, rng)
+    return torch.from_numpy(X), torch.from_numpy(legal), torch.from_numpy(T)
+
+
+def _descent_rows(r: DistillRun, part, k: int):
+    """``k`` rows of ``part`` drawn by the descent's direction, which is their target."""
+    b = r.batches
+    if part.descent_cdf is None:  # no regret anywhere in this part: nothing to move
+        return part.rows(part.draw(r.rng, k), r.rng, b.F, b.A, b.M.shape[1], np.zeros(part.solver.n_slots))
+    return part.rows(part.draw(r.rng, k, part.descent_cdf), r.rng, b.F, b.A, b.M.shape[1], part.descent)
+
+
+def step_size(cfg: DistillConfig, step: int) -> float:
+    """Adam's step size at ``step``: annealed linearly over the fit, then per round of descent."""
+    if step >= cfg.steps:
+        return _descent_lr(cfg, (step - cfg.steps) // cfg.descent_steps)
+    frac = step / max(1, cfg.steps - 1)
+    return cfg.learning_rate + frac * (cfg.learning_rate_end - cfg.learning_rate)
+
+
+def fit_step(r: DistillRun) -> None:
+    """One gradient step: on the teacher's cross-entropy, plus in descent ``descent_weight`` x minus the
+    student's gain along the round's direction."""
+    import torch
+
+    cfg, b = r.cfg, r.batches
+    descending = r.step >= cfg.steps
+    for g in r.opt.param_groups:
+        g["lr"] = step_size(cfg, r.step)
+    ce = kl = torch.zeros(())
+    if cfg.teacher is not None:
+        X, legal, T = draw_batch(r)
+        ce, kl = distill_loss(r.net, X, legal, T, b.play, b.M)
+    loss = ce
+    if descending:
+        Xd, legal_d, G = draw_batch(r, descent=True)
+        gain = descent_loss(r.net, Xd, legal_d, G, b.play, b.M)
+        loss = ce + cfg.descent_weight * gain
+        r.stats["gain"] += -float(gain.detach())
+    r.opt.zero_grad()
+    loss.backward()
+    r.opt.step()
+    if r.forget is not None:
+        _forget(r.net, r.forget)
+    r.step += 1
+    r.bar.update(1)
+    r.stats["ce"] += float(ce.detach())
+    r.stats["kl"] += float(kl.detach())
+    r.stats["n"] += 1
+
+
+def after_step(r: DistillRun, log=print) -> None:
+    """The step's bookkeeping: a curve row every ``log_every`` steps, an exact measurement every
+    ``eval_every`` steps and at each round's start (its direction), a checkpoint every ``checkpoint_every``
+    steps of the fit and at the rounds' ends; all three at the fit's end and the last step."""
+    cfg, step = r.cfg, r.step
+    last, fit_end = step == r.total, step == cfg.steps
+    row = None
+    if step % cfg.log_every == 0 or last or fit_end:
+        row = _stats_row(r)
+    if (cfg.eval_every and step % cfg.eval_every == 0) or last or r.round_start(step) or fit_end:
+        row = _measured_row(r, row, log)
+    if row is not None:
+        r.curve.append(row)
+        if row["kl"] != "":
+            r.bar.write(f"step {step:,}: KL {row['kl']:.4f}, cross-entropy {row['cross_entropy']:.4f}")
+    if step % cfg.checkpoint_every == 0 and not cfg.steps < step < r.total or last or r.round_start(step) \
+            or fit_end:
+        save_checkpoint(r)
+
+
+def _stats_row(r: DistillRun) -> dict:
+    """The curve's row of the losses averaged since the last one (which they restart); the step just made
+    was one of descent after the fit's end."""
+    s, fitted = r.stats, r.cfg.teacher is not None
+    row = {"step": r.step, "kl": s["kl"] / s["n"] if fitted else "", "cross_entropy": s["ce"] / s["n"] if fitted else "",
+           "descent_gain": s["gain"] / s["n"] if r.step > r.cfg.steps else "", "exploitability": "",
+           "cpu_seconds": round(r.cpu_seconds(), 1)}
+    r.stats = _no_stats()
+    return row
+
+
+def _measured_row(r: DistillRun, row: dict | None, log=print) -> dict:
+    """``row`` (or a row of its own) with the student's exact exploitability; at a round's start the
+    measurement also takes the round's direction, and in descent the best network is kept."""
+    res = measure(r, descent=r.round_start(r.step))
+    row = row or {"step": r.step, "kl": "", "cross_entropy": "", "descent_gain": "", "cpu_seconds": 0.0}
+    row["exploitability"] = res["exploitability"]
+    row["cpu_seconds"] = round(r.cpu_seconds(), 1)
+    if r.cfg.descent_rounds and r.step >= r.cfg.steps:
+        _keep_if_best(r, res)
+    log(f"step {r.step:,}: exploitability {res['exploitability']:.4f} (BR {res['br0']:+.4f} / {res['br1']:+.4f})")
+    return row
+
+
+def descent_round(r: DistillRun, log=print) -> None:
+    """One round of exploitability descent: ``descent_steps`` steps along the direction measured at its start
+    (the measurement after its last step gives the next round's)."""
+    for _ in range(r.cfg.descent_steps):
+        fit_step(r)
+        after_step(r, log)
+
+
+def _policy_dict(r: DistillRun) -> dict:
+    """What ``net:PATH`` reads (a PPO network's file) and the distill identity that resumes it."""
+    from train.algos.ppo import PPOConfig, policy_dict
+
+    cfg = r.cfg
+    ppo_cfg = PPOConfig(variant=cfg.variant, options=dict(cfg.options), hidden=list(cfg.hidden),
+                        features=cfg.features, seed=cfg.seed)
+    d = policy_dict(ppo_cfg, r.rules, r.net)
+    d["distill"] = _identity(cfg)
+    return d
+
+
+def save_checkpoint(r: DistillRun) -> None:
+    """``checkpoint.pt``: the student, Adam, the generators, the step, the curve, the best network so far;
+    with momentum in descent the averaged direction beside it (large), the earlier rounds' removed."""
+    import torch
+
+    from agents.network.checkpoint import save_atomic
+    from truc_env.io.atomic import atomic_open
+
+    cfg, step = r.cfg, r.step
+    if cfg.descent_momentum > 0 and step >= cfg.steps and r.parts[0].direction is not None:
+        with atomic_open(r.memory_path(step), "wb") as f:  # state the next round needs
+            np.savez(f, **{p.name: p.direction for p in r.parts})
+    ck = _policy_dict(r)
+    ck.update({"optimizer": r.opt.state_dict(), "numpy_rng": json.dumps(r.rng.bit_generator.state),
+               "torch_rng": torch.get_rng_state(), "step": step, "curve": json.dumps(r.curve),
+               "cpu_seconds": r.cpu_seconds()})
+    if step > cfg.steps:
+        ck.update({"descent": _descent_identity(cfg), "fit_steps": cfg.steps})
+    if r.best["model"] is not None:
+        ck.update({"best_model": r.best["model"], "best_exploitability": r.best["exploitability"],
+                   "best_step": r.best["step"]})
+    save_atomic(ck, r.ck_path)
+    kept = os.path.basename(r.memory_path(step))
+    for name in os.listdir(r.out):  # the directions of earlier rounds are no longer needed
+        if name.startswith("descent_direction_") and name != kept:
+            os.remove(os.path.join(r.out, name))
+
+
+def write_outputs(r: DistillRun, log=print) -> dict:
+    """``policy.pt`` (the measured network of lowest exploitability with ``descent_keep_best``, else the last),
+    the curve (CSV, PNG) and ``summary.json``; returns the summary."""
+    from agents.network.checkpoint import save_atomic
+
+    cfg, curve = r.cfg, r.curve
+    final = next((row for row in reversed(curve) if row["exploitability"] != ""), {})
+    kept = {"exploitability": final.get("exploitability"), "step": r.step}
+    best = r.best
     if cfg.descent_keep_best and best["model"] is not None and best["exploitability"] < final["exploitability"]:
-        net.load_state_dict(best["model"])
+        r.net.load_state_dict(best["model"])
         kept = {"exploitability": best["exploitability"], "step": best["step"]}
-    save_atomic(policy(), os.path.join(out, "policy.pt"))
-    _write_curve(out, curve)
-    summary = {"config": dataclasses.asdict(cfg), "steps": step, "exploitability": kept["exploitability"],
+    policy = os.path.join(r.out, "policy.pt")
+    save_atomic(_policy_dict(r), policy)
+    _write_curve(r.out, curve)
+    summary = {"config": dataclasses.asdict(cfg), "steps": r.step, "exploitability": kept["exploitability"],
                "policy_step": kept["step"], "last_exploitability": final.get("exploitability"),
-               "kl": next((r["kl"] for r in reversed(curve) if r["kl"] != ""), None),
+               "kl": next((row["kl"] for row in reversed(curve) if row["kl"] != ""), None),
                "untrained_exploitability": curve[0]["exploitability"] if curve and curve[0]["step"] == 0 else None,
-               "cpu_seconds": cpu_before + time.process_time() - cpu0, "policy": os.path.join(out, "policy.pt")}
-    atomic_write_text(os.path.join(out, "summary.json"), json.dumps(summary, indent=2) + "\n")
+               "cpu_seconds": r.cpu_seconds(), "policy": policy}
+    atomic_write_text(os.path.join(r.out, "summary.json"), json.dumps(summary, indent=2) + "\n")
     log(f"policy: {summary['policy']} (net:{summary['policy']}); exploitability {summary['exploitability']}")
     return summary
+
+
+def run(cfg: DistillConfig, resume: bool = False, log=print) -> dict:
+    """Fit the student, measure it, write ``{out}/policy.pt``, the curve and the summary."""
+    from tqdm import tqdm
+
+    cfg.validate()
+    rules = cfg.rules()
+    check_inputs(cfg)  # a refused run leaves no empty out folder behind
+    r = start(cfg, rules, resume, log)
+    build_parts(r, log)
+    measure_before(r, log)
+    r.bar = tqdm(total=r.total, initial=r.step, desc="distill", unit="step", mininterval=5)
+    while r.step < cfg.steps:  # the fit
+        fit_step(r)
+        after_step(r, log)
+    while r.step < r.total:  # exploitability descent (resumed only at a round's start)
+        descent_round(r, log)
+    r.bar.close()
+    return write_outputs(r, log)
 
 
 def _identity(cfg: DistillConfig) -> str:
