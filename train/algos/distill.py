@@ -354,7 +354,7 @@ def resume_from_checkpoint(r: DistillRun, log=print) -> None:
 def build_parts(r: DistillRun, log=print) -> None:
     """The parts fitted (the teacher's tables on the public trees) and what makes their rows a batch."""
     from agents.network.network import feature_size
-    from train.eval.exploitability import card_blocks, first_hand_columns
+    from train.eval.net_tables import card_blocks, first_hand_columns
     from truc_env.game.observe import encoder_of
 
     cfg, rules = r.cfg, r.rules

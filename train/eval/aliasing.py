@@ -18,7 +18,7 @@ from agents.cfr.solver import PublicTreeSolver
 def group_nodes(tree, inputs) -> np.ndarray:
     """Per public node, the id of its group (-1: no seat acts): the nodes where every (node, hand) network
     input is the same, as :func:`train.eval.exploitability.input_groups` finds them for the batched table."""
-    from train.eval.exploitability import input_groups
+    from train.eval.net_tables import input_groups
 
     reps, offsets, members = input_groups(tree, inputs)
     group = np.full(tree.n_nodes, -1, dtype=np.int64)
