@@ -252,8 +252,9 @@ class State(Dealing, Calls):
     # ------------------------------------------------------------------ seats
     def governor(self, seat: int) -> int:
         """The governor of a seat's side: the dealer for his side, seat d+1 for the other (Le Truc)."""
-        d = self.dealer
-        return d if self.rules.side(seat) == self.rules.side(d) else (d + 1) % self.n
+        d, r = self.dealer, self.rules
+        side = r.side_of
+        return d if side[seat] == side[d] else (d + 1) % r.players
 
     def partner(self, seat: int) -> int:
         return self.rules.partner(seat)
