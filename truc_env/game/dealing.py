@@ -8,6 +8,7 @@ from truc_env.errors import IllegalActionError, TrucError
 from truc_env.game.hand_rules import (
     ELEVEN,
     IRON,
+    NORMAL,
     eleven_seat,
     next_seat,
     special_hand,
@@ -103,7 +104,8 @@ class Dealing:
 
     def _queue_deal(self) -> None:
         r = self.rules
-        self.hands = [[] for _ in range(r.players)]
+        if self.dealt:  # a redeal: new hands (a hand's first deal has the empty ones just reset)
+            self.hands = [[] for _ in range(r.players)]
         self.deal_seq = list(deal_sequence(r, self.dealer, r.vira and not self.redeal_used))
         self.phase = "deal"
         self._legal = None
@@ -157,7 +159,8 @@ class Dealing:
             self.pass_queue = [next_seat(d, n), d]
             self.phase = "give"
             return
-        special = special_hand(r.eleven, self.redeal_used, self.score[0], self.score[1], r.eleven_score)
+        # r.eleven first only to skip building the arguments where the variant has no special hands
+        special = special_hand(True, self.redeal_used, self.score[0], self.score[1], r.eleven_score) if r.eleven else NORMAL
         if special == IRON:
             self.special = "iron"
             self.hand_log[-1]["special"] = "iron"

@@ -48,6 +48,13 @@ def _winner(counts: tuple, first: int, tie_rule: str, all_tied: int) -> int:
 
 
 @cache
+def _sides_index(side_of: tuple, active: tuple) -> tuple[list, dict]:
+    """The sides still in, ascending, and each one's index among them (read only: shared by the cache)."""
+    sides = sorted({side_of[s] for s in active})
+    return sides, {sd: i for i, sd in enumerate(sides)}
+
+
+@cache
 def possible_winners(counts: tuple, first: int, remaining: int, tie_rule: str, all_tied: int) -> frozenset:
     """Every hand winner still reachable by some result of the remaining tricks."""
     if remaining == 0:
@@ -174,8 +181,9 @@ class State(Dealing, Calls):
         legal = self._legal
         if legal and action in legal:  # a decision whose legal actions are known (reset at every change)
             self._legal = None
-            self.history.append((self.current_player(), action, 0))
-            self._apply(action)
+            seat = self.current_player()
+            self.history.append((seat, action, 0))
+            self._apply(action, seat)
             return
         ph = self.phase
         if ph == "deal":
@@ -244,8 +252,9 @@ class State(Dealing, Calls):
     # ------------------------------------------------------------------ seats
     def governor(self, seat: int) -> int:
         """The governor of a seat's side: the dealer for his side, seat d+1 for the other (Le Truc)."""
-        d = self.dealer
-        return d if self.rules.side(seat) == self.rules.side(d) else (d + 1) % self.n
+        d, r = self.dealer, self.rules
+        side = r.side_of
+        return d if side[seat] == side[d] else (d + 1) % r.players
 
     def partner(self, seat: int) -> int:
         return self.rules.partner(seat)
@@ -392,26 +401,30 @@ class State(Dealing, Calls):
 
     def _turn_legal(self) -> list[int]:
         r, L, s = self.rules, self.L, self.turn
-        if self._must_sing(s):  # flor is compulsory: sing it (or fold) before anything else
+        if r.flor and self._must_sing(s):  # flor is compulsory: sing it (or fold) before anything else
             return sorted([L.FLOR] + ([L.FOLD] if r.fold else []))
-        if self.special == "iron" and r.blind:
+        special = self.special
+        if special == "iron" and r.blind:
             acts = [L.slot + i for i, c in enumerate(self.hands[s]) if c >= 0]
         elif self.instruction <= 0:  # no governor's instruction: every card held is playable
             play_of = L.play_of
             acts = [play_of[c] for c in self.hands[s] if c >= 0]
         else:
             acts = [L.play + L.card_index[c] for c in self._playable(s)]
-        special, side, last = self.special != "", r.side_of[s], self.last_raiser_side
-        budget = raise_budget(self.raises, raise_cap(r.max_raises), 0)
-        if may_raise(self.level, r.ladder_top, special, self.all_in_accepted, last, side, budget):
-            acts.append(L.RAISE)
-        if may_all_in(r.all_in is not None, self.all_in_called, special, last, side, budget):
-            acts.append(L.ALL_IN)
+        # the call rules are and-chains (hand_rules): their cheap terms first skip building the arguments
+        if not special:
+            side, last = r.side_of[s], self.last_raiser_side
+            if last != side:
+                budget = raise_budget(self.raises, raise_cap(r.max_raises), 0)
+                if may_raise(self.level, r.ladder_top, False, self.all_in_accepted, last, side, budget):
+                    acts.append(L.RAISE)
+                if r.all_in is not None and may_all_in(True, self.all_in_called, False, last, side, budget):
+                    acts.append(L.ALL_IN)
         if r.fold:
             acts.append(L.FOLD)
-        # r.redeal first only to skip building the arguments where the variant has no redeal
-        if r.redeal and may_redeal(r.redeal, self.redeal_used, self.play_started, s, next_seat(self.dealer, r.players),
-                                   r.players, len(r.deck) - len(self.drawn), r.hand_size):
+        if (r.redeal and not self.play_started
+                and may_redeal(True, self.redeal_used, False, s, next_seat(self.dealer, r.players),
+                               r.players, len(r.deck) - len(self.drawn), r.hand_size)):
             acts.append(L.REDEAL)
         if r.envido and self._envido_open_at_turn(s):
             acts += L.ENVIDO.values()
@@ -445,15 +458,16 @@ class State(Dealing, Calls):
         except TrucError:
             return f"action {action}"
 
-    def _apply(self, a: int) -> None:
+    def _apply(self, a: int, seat: int | None = None) -> None:
         L, ph = self.L, self.phase
-        seat = self.current_player()
-        if ph == "envido":
+        if seat is None:
+            seat = self.current_player()
+        if ph == "turn":  # the commonest decision first
+            self._apply_turn(seat, a)
+        elif ph == "envido":
             self._apply_envido_answer(seat, a)
         elif ph == "flor":
             self._apply_flor_answer(seat, a)
-        elif ph == "turn":
-            self._apply_turn(seat, a)
         elif ph == "answer":
             self._apply_answer(seat, a)
         elif ph == "signal":
@@ -529,18 +543,20 @@ class State(Dealing, Calls):
         return seat
 
     def _play(self, seat: int, card: int) -> None:
-        self._remove(seat, card)
-        self.trick.append((seat, card))
+        hand = self.hands[seat]
+        hand[hand.index(card)] = -1
+        trick = self.trick
+        trick.append((seat, card))
         self.played.append((self.trick_no, seat, card))
         self.instruction = -1
-        strength, side = self.strength, self.rules.side
+        strength, side = self.strength, self.rules.side_of
         best = winner = winner_side = -1
-        for s, c in self.trick:
-            best, winner, winner_side = trick_lead(best, winner, winner_side, strength[c], s, side(s))
-        if len(self.trick) < len(self.active):
+        for s, c in trick:
+            best, winner, winner_side = trick_lead(best, winner, winner_side, strength[c], s, side[s])
+        active = self.active
+        if len(trick) < len(active):
             # the rest of the trick is the winner's partners: the trick is his whatever they play
-            rest = [s for s in self.active if s not in {t for t, _ in self.trick}]
-            if winner < 0 or any(side(s) != side(winner) for s in rest) or not self._decided_if(winner):
+            if winner < 0 or self._rest_not_partners(winner) or not self._decided_if(winner):
                 self._to_turn(self.next_active(seat))
                 return
         self.trick_winners.append(winner)
@@ -558,6 +574,12 @@ class State(Dealing, Calls):
             self._open_signal_round(self.leader)
         else:
             self._to_turn(self.leader)
+
+    def _rest_not_partners(self, winner: int) -> bool:
+        """Is a seat yet to play in this trick not of the trick winner's side?"""
+        side = self.rules.side_of
+        played = {t for t, _ in self.trick}
+        return any(side[s] != side[winner] for s in self.active if s not in played)
 
     def _end_if_decided(self) -> bool:
         """Score and end the hand if no remaining trick can change its winner."""
@@ -581,13 +603,13 @@ class State(Dealing, Calls):
     def _decided_winner(self) -> int | None:
         """The winning side (-1 for nobody) once no remaining trick can change it, else None."""
         r = self.rules
-        sides = sorted({r.side(s) for s in self.active})
-        index = {sd: i for i, sd in enumerate(sides)}
+        side, active = r.side_of, self.active
+        sides, index = _sides_index(side, active)
         counts = [0] * len(sides)
         first = -1
         for w in self.trick_winners:
-            if w >= 0 and w in self.active:
-                i = index[r.side(w)]
+            if w >= 0 and w in active:
+                i = index[side[w]]
                 counts[i] += 1
                 if first < 0:
                     first = i

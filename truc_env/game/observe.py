@@ -298,9 +298,18 @@ class Encoder:
         present = set(off)
         self._has = {name: name in present for name in DOCS}
         self._eleven_visibility = r.partnership and r.eleven
+        # per viewer, the vector position of each (trick, seat) entry: the hot path adds a card index only
+        o, D, hs = off["played"], self.D, self.hs
+        self._played_at = [[[o + (t * n + rel[s]) * D for s in range(n)] for t in range(hs)] for rel in self._rel]
+        o = off["trick_winner"]  # index -1 (a tied trick) is the last column: "nobody"
+        self._winner_at = [[[o + t * (n + 1) + rel[w] for w in range(n)] + [o + t * (n + 1) + n] for t in range(hs)]
+                           for rel in self._rel]
+        o = off["trick_leader"]
+        self._leader_at = [[[o + t * n + rel[s] for s in range(n)] for t in range(hs)] for rel in self._rel]
+        self._hand_hidden_ever = r.blind  # only a blind iron hand hides a seat's own cards
 
     def _indices(self, state: State, seat: int):
-        n, D = self.n, self.D
+        n = self.n
         ci = self._card_index
         rel = self._rel[seat]
         ones: list[int] = []
@@ -315,7 +324,7 @@ class Encoder:
             add(self.o_decision + self._phase_index[phase])
 
         dealt = state.hands[seat]
-        if sees_hand(state, seat, seat):
+        if not self._hand_hidden_ever or sees_hand(state, seat, seat):
             o = self.o_hand
             ones += [o + ci[c] for c in dealt if c >= 0]
         o = self.o_slots
@@ -323,39 +332,35 @@ class Encoder:
         if state.old_hands and has["first_hand"]:
             o = self.o_first_hand
             ones += [o + ci[c] for c in state.old_hands[0][seat]]
-        partner = self.rules.partner(seat)
-        if self._eleven_visibility and state.eleven_seat >= 0 and sees_hand(state, seat, partner):
-            o = self.o_partner_hand
-            ones += [o + ci[c] for c in state.hands[partner] if c >= 0]
+        if self._eleven_visibility and state.eleven_seat >= 0:
+            partner = self.rules.partner(seat)
+            if sees_hand(state, seat, partner):
+                o = self.o_partner_hand
+                ones += [o + ci[c] for c in state.hands[partner] if c >= 0]
         if self.rules.put_pass:
             if state.given[seat] >= 0:
                 add(self.o_given + ci[state.given[seat]])
             if state.discards[seat] >= 0:
                 add(self.o_discarded + ci[state.discards[seat]])
 
-        o = self.o_played
-        for t, s, card in state.played:
-            add(o + (t * n + rel[s]) * D + ci[card])
-        o = self.o_trick_winner
-        t = 0
-        for w in state.trick_winners:
-            add(o + t * (n + 1) + (rel[w] if w >= 0 else n))
-            t += 1
-        o = self.o_trick_leader
-        t = 0
-        for s in state.trick_leaders:
-            add(o + t * n + rel[s])
-            t += 1
+        at = self._played_at[seat]
+        ones += [at[t][s] + ci[card] for t, s, card in state.played]
+        at = self._winner_at[seat]
+        ones += [at[t][w] for t, w in enumerate(state.trick_winners)]
+        at = self._leader_at[seat]
+        leaders = state.trick_leaders
+        ones += [at[t][s] for t, s in enumerate(leaders)]
+        t = len(leaders)
         if t < self.hs and state.dealt and phase != "terminal":
-            add(o + t * n + rel[state.leader])
+            add(at[t][state.leader])
         o = self.o_active
         ones += [o + rel[s] for s in state.active]
 
-        add(self.o_stake + state.level)
-        add(self.o_raises + min(state.raises, self.raise_cap))
         lr = state.last_raiser_side
         rel_side = self._rel_side[seat]
-        add(self.o_last_raiser + (0 if lr < 0 else 1 + rel_side[lr]))
+        raises = state.raises
+        ones += (self.o_stake + state.level, self.o_raises + (raises if raises < self.raise_cap else self.raise_cap),
+                 self.o_last_raiser + (0 if lr < 0 else 1 + rel_side[lr]))
         if has["all_in"]:
             if state.all_in_called:
                 add(self.o_all_in)
