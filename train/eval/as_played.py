@@ -26,21 +26,19 @@ import time
 
 import numpy as np
 
-from agents.cfr.policy_tree import CardClasses, best_response_values, slot_probabilities, suit_permutations
+from agents.cfr.policy_tree import CardClasses, best_response_values, suit_permutations
 from agents.cfr.solver import PublicTreeSolver
-from agents.cfr.tree import PLAY, REDEAL
 from train.eval.exploitability import (
-    ask_probabilities,
     cached_tree,
     check_applies,
     check_fits,
     first_hand_samples,
     probability_function,
     result_head,
+    self_play_decisions,
     tabulate_part,
 )
 from truc_env.errors import TrucError
-from truc_env.game.engine import State, sample_chance
 from truc_env.game.rules import Rules, make_rules
 
 # the held-out self-play hands draw from their own stream: SeedSequence([seed, HELD_OUT])
@@ -110,45 +108,15 @@ def describe(perm: np.ndarray, rules: Rules) -> str:
 def _held_out_decisions(agent, rules: Rules, parts: dict, hands: int, seed: int) -> dict:
     """Self-play hands of the raw agent; per part, each decision's slots (start, length) and the raw
     agent's distribution over them (card plays summed per class)."""
-    fn = probability_function(agent)
     rng = np.random.default_rng(np.random.SeedSequence([seed, HELD_OUT]))
     out = {p: {"start": [], "len": [], "raw": []} for p in parts}
     main = parts["main"][0]
-    for _ in range(hands):
-        part = "main"
-        tree, solver = parts[part]
-        st = State(rules, episode="hand", dealer=main.dealer, score=list(main.score))
-        while st.is_chance_node():
-            st.apply_action(sample_chance(st, rng))
-        cards = CardClasses.of(tree.abstraction, rules)
-        node = 0
-        while not st.is_terminal():
-            if st.is_chance_node():
-                st.apply_action(sample_chance(st, rng))
-                continue
-            q = st.current_player()
-            probs = ask_probabilities(fn, st, q)
-            hand = tree.abstraction.hand_of_cards(st.dealt_hands[q])
-            j = int(np.flatnonzero(tree.hand_set(tree.hs[node, q]) == hand)[0])
-            held = [st.L.card_index[c] for c in st.held(q)]
-            a, p = slot_probabilities(tree, solver, node, j, probs, held, cards.card_class, st.L.play)
-            rec = out[part]
-            rec["start"].append(a)
-            rec["len"].append(len(p))
-            rec["raw"].append(p)
-            act = int(rng.choice(len(probs), p=probs / probs.sum()))
-            lab = PLAY + int(cards.card_class[act - st.L.play]) if st.L.play <= act < st.L.play + len(st.L.deck) else act
-            st.apply_action(act)
-            if st.is_terminal():
-                break
-            lo, hi = int(tree.act_start[node]), int(tree.act_start[node + 1])
-            e = lo + int(np.flatnonzero(tree.label[lo:hi] == lab)[0])
-            if tree.kind[e] == REDEAL:
-                part = "cont"
-                tree, solver = parts[part]
-                node = 0
-            else:
-                node = int(tree.child[e])
+    for part, _, a, p in self_play_decisions(probability_function(agent), rules, main.dealer, main.score, hands,
+                                             rng, lambda part, st: parts[part]):
+        rec = out[part]
+        rec["start"].append(a)
+        rec["len"].append(len(p))
+        rec["raw"].append(p)
     for rec in out.values():
         start = np.asarray(rec["start"], dtype=np.int64)
         length = np.asarray(rec["len"], dtype=np.int64)
