@@ -17,15 +17,10 @@ from truc_env.game.rules import Rules
 from truc_env.io.checks import check_action
 
 CHANCE = -1
-
-
 TERMINAL = -4
-
 
 # history entry kinds (third field): who/what a chance event was about
 DEAL_DRAW = -2
-
-
 FIRST_DEALER = -3
 
 
