@@ -19,7 +19,13 @@ def _assert_same(memo):
     slow = unfold(*memo)
     fast = unfold_fast(*memo)
     assert fast is not None
-    assert set(fast) - set(slow) <= {"trans1"}
+    assert set(fast) - set(slow) <= {"trans1", "node_sit"}
+    # each node unfolds one situation: its actor and its number of (non-STUCK) edges are the situation's
+    ab, root, sit_actor, sit_edges = memo
+    node_sit = fast["node_sit"]
+    assert node_sit[0] == root
+    assert np.array_equal(fast["actor"], np.asarray(sit_actor, dtype=np.int8)[node_sit])
+    assert np.all(np.diff(fast["act_start"]) >= np.array([len(e) for e in sit_edges])[node_sit])
     for key, want in slow.items():
         got = fast[key]
         if key == "hs_counts":

@@ -175,6 +175,9 @@ class PublicTree:
     stats: dict = field(default_factory=dict)
     vira: int = -1  # the vira of this subgame (Paulista), -1 without one
     trans1: np.ndarray | None = None  # at an announcement (actor NATURE): seat 1's transition; trans is seat 0's
+    # each node's situation (the memo entry it unfolds; nodes of one situation differ only in the cards
+    # played before the current trick); None where the Python unfolding built the tree
+    node_sit: np.ndarray | None = None
 
     @property
     def n_nodes(self) -> int:

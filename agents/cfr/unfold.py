@@ -343,7 +343,8 @@ def unfold_memo(ab: CardAbstraction, memo: Memo, trans1: bool = True) -> dict | 
     trans = np.empty(n_edges, dtype=np.int64)
     _fill_edges(node_sit, hs, stuck_t, sit_start, actor_arr, e_label, e_kind, e_class, e_util, hs_univ,
                 tr_of_play_key, nc, act_start, label, kind, child, util, trans, actor)
-    del node_sit, stuck_t
+    del stuck_t
+    node_sit = node_sit.astype(np.int32)  # kept: each node's situation lets the network inputs skip repeats
 
     # hand sets and transitions, in the order they were met
     hs_counts = [univ[u] for u in hs_univ]
@@ -369,4 +370,4 @@ def unfold_memo(ab: CardAbstraction, memo: Memo, trans1: bool = True) -> dict | 
         actor=actor, hs=hs, act_start=act_start, label=label, kind=kind, child=child, util=util, trans=trans,
         trans1=np.full(n_edges, -1, dtype=np.int64) if trans1 else None,
         hs_off=hs_off, hs_hands=np.array([h for x in hs_lists for h in x], dtype=np.int32), hs_counts=hs_counts,
-        tr_off=tr_off, tr_pos=np.array([j for x in tr_lists for j in x], dtype=np.int32))
+        tr_off=tr_off, tr_pos=np.array([j for x in tr_lists for j in x], dtype=np.int32), node_sit=node_sit)

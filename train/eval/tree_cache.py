@@ -77,10 +77,10 @@ def cached_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = 
         missing = [k for k in (*_TREE_ARRAYS, "hs_counts") if k not in arrays]
         if missing:
             raise TrucError(f"{path}: public-tree cache file lacks {', '.join(missing)}; delete it to rebuild the tree")
-        trans1 = arrays.get("trans1")
+        trans1, node_sit = arrays.get("trans1"), arrays.get("node_sit")
         return PublicTree(rules=rules, abstraction=make_abstraction(rules, abstraction, vira), dealer=int(dealer),
                           score=tuple(score), hs_counts=[tuple(int(x) for x in r) for r in arrays["hs_counts"]],
-                          situations=int(header["situations"]), stats=header["stats"], trans1=trans1,
+                          situations=int(header["situations"]), stats=header["stats"], trans1=trans1, node_sit=node_sit,
                           vira=-1 if vira is None else int(vira), **{k: arrays[k] for k in _TREE_ARRAYS})
     t0 = time.time()
     tree = build_tree(rules, dealer, score, abstraction, vira=vira)
@@ -89,8 +89,9 @@ def cached_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = 
     header = {"key": key, "situations": tree.situations, "stats": tree.stats}
     arrays = {k: getattr(tree, k) for k in _TREE_ARRAYS}
     arrays["hs_counts"] = np.array(tree.hs_counts, dtype=np.int64).reshape(len(tree.hs_counts), -1)
-    if tree.trans1 is not None:
-        arrays["trans1"] = tree.trans1
+    for k in ("trans1", "node_sit"):
+        if getattr(tree, k) is not None:
+            arrays[k] = getattr(tree, k)
     cache_write(path, header, arrays)
     return tree
 
