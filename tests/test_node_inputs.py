@@ -24,14 +24,14 @@ def test_inputs_by_situation_equal_the_walk_of_every_node(variant, options, feat
     rules = make_rules(variant, **options)
     tree = build_tree(rules, 0, (0, 0), "strength")
     assert tree.node_sit is not None and tree.situations < tree.n_nodes
-    _assert_same(ni._by_situation(tree, rules, features, False, False), ni._walk_nodes(tree, rules, features, False, False))
+    _assert_same(ni._rows_of(ni._by_situation(tree, rules, features, False, False), tree.actor), ni._walk_nodes(tree, rules, features, False, False))
 
 
 def test_inputs_after_a_redeal_equal_the_walk():
     rules = make_rules("le_truc", ranks=4, hand_size=2)
     tree = build_tree(make_rules("le_truc", ranks=4, hand_size=2, redeal=False), 0, (0, 0), "strength")
     for features in ("observation", "observation+strength"):
-        _assert_same(ni._by_situation(tree, rules, features, True, False), ni._walk_nodes(tree, rules, features, True, False))
+        _assert_same(ni._rows_of(ni._by_situation(tree, rules, features, True, False), tree.actor), ni._walk_nodes(tree, rules, features, True, False))
 
 
 def test_a_wrong_situation_changes_the_inputs():
@@ -45,6 +45,19 @@ def test_a_wrong_situation_changes_the_inputs():
     tree.node_sit = node_sit
     bad = ni.node_inputs(tree, rules, "observation", False)
     assert not all(np.array_equal(good[k], bad[k]) for k in KEYS)
+
+
+def test_inputs_read_back_from_the_cache_equal_the_built_ones(tmp_path):
+    from train.eval.tree_cache import cached_tree
+
+    rules = make_rules("le_truc", ranks=4, hand_size=2)
+    cached_tree(rules, cache_dir=str(tmp_path))
+    tree = cached_tree(rules, cache_dir=str(tmp_path))  # read back: the situations with it
+    assert tree.node_sit is not None and np.array_equal(tree.node_sit, build_tree(rules, 0, (0, 0), "strength").node_sit)
+    built = ni.node_inputs(tree, rules, "observation+strength", False, str(tmp_path))
+    assert len(list(tmp_path.glob("inputs-*.npz"))) == 1
+    _assert_same(ni.node_inputs(tree, rules, "observation+strength", False, str(tmp_path)), built)
+    _assert_same(built, ni._walk_nodes(tree, rules, "observation+strength", False, False))
 
 
 def test_info_state_inputs_and_trees_without_situations_take_the_walk(monkeypatch):

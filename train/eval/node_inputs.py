@@ -39,17 +39,17 @@ def node_inputs(tree: PublicTree, rules: Rules, features: str, after_redeal: boo
     key = {**tree_cache_key(rules, tree.dealer, tree.score, tree.abstraction.kind, vira_of(tree)), "inputs": features,
            "after_redeal": bool(after_redeal), "tree_rules": tree.rules.key,
            "encoder": code_version(ENCODER_SOURCES)}
+    by_situation = tree.node_sit is not None and features in ("observation", "observation+strength")
+    if by_situation:  # kept as the situations' rows and the nodes' plays: a seventh of the rows' bytes
+        key["form"] = "situations"
     path, out = cache_read(cache_dir, "inputs", key, "network-input cache file")
-    if out is not None:
-        out.pop("header")
-        return out
-    if tree.node_sit is not None and features in ("observation", "observation+strength"):
-        out = _by_situation(tree, rules, features, after_redeal, progress)
+    if out is None:
+        out = (_by_situation if by_situation else _walk_nodes)(tree, rules, features, after_redeal, progress)
+        if path is not None:
+            cache_write(path, {"key": key}, out)
     else:
-        out = _walk_nodes(tree, rules, features, after_redeal, progress)
-    if path is not None:
-        cache_write(path, {"key": key}, out)
-    return out
+        out.pop("header")
+    return _rows_of(out, tree.actor) if by_situation else out
 
 
 class _Layout:
@@ -155,16 +155,26 @@ def _by_situation(tree: PublicTree, rules: Rules, features: str, after_redeal: b
     del base_idx, base_val
     plays, seats, n_plays, used_a, own_a = _node_plays(actor, act_start, kind, label, child, cards.index,
                                                        ab.n_classes, 2 * hs)
-    rows = sit_row[node_sit]
+    return {"sit_ptr": b_ptr, "sit_indices": b_idx, "sit_data": b_val, "rows": sit_row[node_sit].astype(np.int32),
+            "plays": plays, "seats": seats, "n_plays": n_plays, "used": used_a, "own": own_a,
+            "strength_of": strength_of,
+            "layout": np.array([n, lay.D, lay.o_played, lay.o_strength, hs, lay.width], dtype=np.int64)}
+
+
+def _rows_of(parts: dict, actor: np.ndarray) -> dict:
+    """The per-node rows (``indptr``, ``indices``, ``data``, ``used``, ``own``) from :func:`_by_situation`'s parts."""
+    n, D, o_played, o_strength, hs, width = (int(v) for v in parts["layout"])
+    rows, b_ptr, n_plays = parts["rows"], parts["sit_ptr"], parts["n_plays"]
     # at most: the situation's entries, a card and its strength per play, the trick's two best strengths
-    cap = int(np.sum(np.diff(b_ptr)[rows])) + 2 * int(np.sum(n_plays)) + 2 * tree.n_nodes
-    indptr = np.zeros(tree.n_nodes + 1, dtype=np.int64)
+    cap = int(np.sum(np.diff(b_ptr)[rows])) + 2 * int(np.sum(n_plays)) + 2 * len(rows)
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
     indices = np.empty(cap, dtype=np.int32)
     data = np.empty(cap, dtype=np.float32)
-    total = _fill_rows(rows, b_ptr, b_idx, b_val, actor, plays, seats, n_plays, n, lay.D, lay.o_played,
-                       lay.o_strength, hs, lay.width, strength_of, indptr, indices, data)
+    total = _fill_rows(rows, b_ptr, parts["sit_indices"], parts["sit_data"], actor, parts["plays"], parts["seats"],
+                       n_plays, n, D, o_played, o_strength, hs, width, parts["strength_of"], indptr, indices, data)
     # views, not copies: the slack is 8 bytes a node at most, a copy would briefly double the largest arrays
-    return {"indptr": indptr, "indices": indices[:total], "data": data[:total], "used": used_a, "own": own_a}
+    return {"indptr": indptr, "indices": indices[:total], "data": data[:total], "used": parts["used"],
+            "own": parts["own"]}
 
 
 def _own_played(st, q: int) -> int:
