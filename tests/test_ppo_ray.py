@@ -12,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from test_ppo import die_at_third_checkpoint, tiny_config  # noqa: E402
+
 from train.algos import ppo  # noqa: E402
 from train.commands.cli import main as cli  # noqa: E402
 from train.eval import approx_br  # noqa: E402

@@ -56,9 +56,10 @@ class Buffer:
         return out
 
     def own_arrays(self) -> None:
-        """Writable copies of arrays received read-only (Ray's object store hands out views of its memory)."""
-        self._obs = [np.array(b) for b in self._obs]
-        self._mask = [np.array(b) for b in self._mask]
+        """Observations and masks as one writable array each: joined before they are sent, copied where
+        they were received read-only (Ray's object store hands out views of its memory)."""
+        self._obs = [np.array(self.obs)] if self._obs else []
+        self._mask = [np.array(self.mask)] if self._mask else []
 
     def add(self, obs, mask, action, logp, value) -> int:
         self._obs.append(np.asarray(obs)[None])

@@ -139,7 +139,7 @@ class ShardWorker:
             gen = torch.Generator(device=self.device)
             gen.set_state(torch_state)
             buf, episodes = self.shards[shard].rollout(self.net, rng, gen)
-            buf.obs, buf.mask  # joined here: one array each to send
+            buf.own_arrays()  # joined here: one array each to send
             out.append((buf, episodes, rng.bit_generator.state, gen.get_state()))
         return out, cpu_seconds() - cpu0
 
