@@ -24,6 +24,11 @@ variants and options are listed in :func:`truc_env.batch.vector.kernel_supports`
 where possible, else ``engine`` (training prints which, and why). The batched engine draws deals,
 dealers and random start scores from streams seeded by the training generator at each rollout.
 
+Shards and Ray. ``rollout_shards: S`` splits the ``num_envs`` tables into S shards with generators of
+their own, seeded from (seed, shard), joined in shard order; ``backend: ray`` plays them on ``workers`` Ray
+actors, ``local`` here, with the same checkpoint either way (:mod:`train.algos.rollout_shards`). S = 1, the
+default, is the rollout described above on the training generators.
+
 Credit in turn-based play. Each learning seat of each table keeps its own trajectory: a pending
 transition (its last decision) and the reward accumulated since. When the seat decides again, the
 pending transition gets that reward and a link to the new one (its successor for GAE); when the
@@ -495,6 +500,8 @@ def main(config_path: str, resume: bool = False, overrides: dict | None = None, 
     msg += f" ({summary['sps']:.0f} steps/s)"
     if ev:
         msg += f"; vs {ev['opponent']}: {ev['return']:+.3f} ± {ev['return_ci95']:.3f} points/episode, win rate {ev['win_rate']:.3f}"
+    if "worker_cpu_s" in summary:
+        msg += f"; Ray workers {summary['worker_cpu_s']:.0f}s CPU ({summary['worker_rollout_cpu_s']:.0f}s in rollouts)"
     print(msg)
     print(f"policy: net:{os.path.join(summary['run_dir'], 'policy.pt')}")
     return summary

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import resource
 
 import numpy as np
@@ -47,6 +48,23 @@ def require_ray():
     except ImportError:
         raise TrucError("backend 'ray' needs Ray: pip install 'truc-env[distributed]' (or backend: local)") from None
     return ray
+
+
+def start_ray(workers: int) -> bool:
+    """Ray for ``workers`` workers: the one already running in this process; else the cluster at
+    ``$RAY_ADDRESS`` (``ray start`` on the machines; truc-env installed on each); else a local one started
+    with ``workers`` CPUs, capped at the cores here. True when this call started or joined it (the caller
+    then shuts it down)."""
+    from train import config
+
+    ray = require_ray()
+    if ray.is_initialized():
+        return False
+    if os.environ.get("RAY_ADDRESS"):
+        ray.init(address=os.environ["RAY_ADDRESS"], log_to_driver=False)
+    else:
+        ray.init(address="local", num_cpus=config.worker_count(workers), include_dashboard=False, log_to_driver=False)
+    return True
 
 
 def cpu_seconds() -> float:
@@ -149,22 +167,19 @@ class ShardWorker:
 
 
 class RayRollouts:
-    """``backend: ray``: the shards played by ``workers`` Ray actors (a running Ray is used as it is;
-    else a local one is started with ``workers`` CPUs, capped at the cores here, and stopped at the end)."""
+    """``backend: ray``: the shards played by ``workers`` Ray actors (on the Ray of :func:`start_ray`,
+    stopped at the end if this started it)."""
 
     def __init__(self, run):
-        from train import config
-
         ray = self.ray = require_ray()
         cfg = run.cfg
-        self.started = not ray.is_initialized()
-        if self.started:
-            ray.init(num_cpus=config.worker_count(cfg.workers), include_dashboard=False, log_to_driver=False)
+        self.started = start_ray(cfg.workers)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         n = min(cfg.workers, max(1, cpus))
         if n < cfg.workers:
             print(f"ppo {cfg.name}: {n} Ray workers, not {cfg.workers}: the cluster has {cpus} CPUs (same result)")
         self.owned = [list(range(w, cfg.rollout_shards, n)) for w in range(n)]
+        print(f"ppo {cfg.name}: {cfg.rollout_shards} rollout shards on {n} Ray workers")
         worker = ray.remote(num_cpus=1)(ShardWorker)
         self.actors = [worker.remote(cfg, owned, run.device.type) for owned in self.owned]
         self.sent: set[int] = set()  # snapshots whose parameters the workers hold

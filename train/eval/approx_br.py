@@ -170,12 +170,10 @@ def approx_exploitability(spec: str, rules: Rules, steps: int, seed: int = 0, ev
     try:
         cfg = br_config(spec, rules, steps, seed, root, overrides=overrides, progress=progress, set_pairs=set_pairs)
         if cfg.backend == "ray":  # one Ray for the learner's workers and the measurement's tasks
-            from train.algos.rollout_shards import require_ray
+            from train.algos.rollout_shards import require_ray, start_ray
 
             ray = require_ray()
-            if not ray.is_initialized():
-                ray.init(num_cpus=config.worker_count(cfg.workers), include_dashboard=False, log_to_driver=False)
-                ray_started = True
+            ray_started = start_ray(cfg.workers)
         cpu0, t0 = time.process_time(), time.time()
         say(f"[br] learning a best response to {spec} on {rules.variant}: {cfg.total_steps:,} learner steps")
         run = train(cfg)
