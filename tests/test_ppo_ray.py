@@ -24,7 +24,7 @@ TIMES = {"elapsed_s", "sps", "rollout_sps", "elapsed"}  # wall-clock figures, th
 @pytest.fixture(scope="module")
 def ray_cluster():
     ray = pytest.importorskip("ray")
-    ray.init(address="local", num_cpus=4, include_dashboard=False, _node_ip_address="127.0.0.1",
+    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
              log_to_driver=False)
     yield ray
     ray.shutdown()
@@ -57,11 +57,12 @@ def same(a, b, path="") -> None:
 
 def run(root, **kw) -> dict:
     """A tiny run (4 updates of 256 steps on engine tables against the league, a heuristic and itself)."""
-    ppo.train(tiny_config(root, rollout="engine", **kw))
+    ppo.train(tiny_config(root, **{"rollout": "engine", **kw}))
     return checkpoint(root)
 
 
 def test_ray_workers_give_the_local_run_checkpoint_for_checkpoint(tmp_path, ray_cluster):
+    """The fast test of the file, about 14 CPU-s of every process (Ray's start and three workers' included)."""
     one = run(tmp_path / "local1")
     same(run(tmp_path / "ray1", backend="ray"), one)  # one shard: the run of every release before Ray
     two = run(tmp_path / "local2", rollout_shards=2)
@@ -70,18 +71,18 @@ def test_ray_workers_give_the_local_run_checkpoint_for_checkpoint(tmp_path, ray_
     assert len(two["history"]) == 4 and two["global_step"] >= 4 * 256 and two["league"]
 
 
-@pytest.mark.slow  # 4 more runs, on the batched engine (about a minute on a shared core)
+@pytest.mark.slow  # 4 more runs, on the batched engine, and 4 workers' processes (about 15 CPU-s)
 def test_ray_on_the_batched_engine_and_a_resume_on_other_workers(tmp_path, ray_cluster, monkeypatch):
     kw = dict(rollout="auto", rollout_shards=4, total_steps=6 * 256, deterministic=True)
     full = run(tmp_path / "local", **kw)
     same(run(tmp_path / "ray1", backend="ray", workers=1, **kw), full)
-    # killed after two updates on 2 workers, continued on 4 (one shard each): the uninterrupted local run
+    # killed after two updates on 2 workers, continued on 1: the uninterrupted local run
     revive = die_at_third_checkpoint(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         ppo.train(tiny_config(tmp_path / "cut", checkpoint_every=1, backend="ray", workers=2, **kw))
     revive()
     assert checkpoint(tmp_path / "cut")["update"] == 2
-    ppo.train(tiny_config(tmp_path / "cut", checkpoint_every=1, backend="ray", workers=4, **kw), resume=True)
+    ppo.train(tiny_config(tmp_path / "cut", checkpoint_every=1, backend="ray", workers=1, **kw), resume=True)
     same(checkpoint(tmp_path / "cut"), full)
 
 
@@ -90,6 +91,7 @@ QUICK = {"steps_per_update": 512, "hidden": [32, 32], "learning_rate": 1e-3, "nu
          "rollout_shards": 2}
 
 
+@pytest.mark.slow  # 9 CPU-s more: two learner workers and the measuring tasks' processes start
 def test_learned_best_response_on_ray_is_the_local_figure(ray_cluster):
     rules = make_rules("le_truc", **SMALL)
     local = approx_br.approx_exploitability("random", rules, 2 * 512, seed=1, eval_deals=24, overrides=QUICK,
