@@ -290,8 +290,9 @@ def resume_run(run: Run, meta: dict) -> None:
             run.magnet.eval().requires_grad_(False)
         run.start_update, run.global_step = ck["update"] + 1, ck["global_step"]
         run.elapsed_before = ck["elapsed"]
+        defaults = dataclasses.asdict(PPOConfig())  # a setting newer than the checkpoint, at its default, is no change
         changed = {k: (ck["config"].get(k), v) for k, v in dataclasses.asdict(cfg).items()
-                   if ck["config"].get(k) != v}
+                   if ck["config"].get(k, defaults[k]) != v}
     except TrucError:
         raise
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:

@@ -16,8 +16,8 @@ what it learns is a function of the seed, the config and S, whoever plays the sh
   with the learner, so a checkpoint holds them and ``--resume`` continues on any number of workers;
   with S = 1 a Ray run is the local one.
 
-The equality is exact (tests/test_ppo_ray.py): workers run torch with the learner's ``torch_threads``
-(1 by default) and ``deterministic`` setting on the learner's device type; with ``torch_threads`` above 1 a
+The equality is exact (tests/test_ppo_ray.py): workers run torch on the CPU (a learner on CUDA is refused)
+with the learner's ``torch_threads`` (1 by default) and ``deterministic`` setting; with ``torch_threads`` above 1 a
 forward may sum in another order on another thread count or CPU, so the last bits of a probability, and
 from there a sampled action, may differ between machines (as between two local runs on different CPUs).
 """
@@ -173,6 +173,9 @@ class RayRollouts:
     def __init__(self, run):
         ray = self.ray = require_ray()
         cfg = run.cfg
+        if run.device.type != "cpu":  # Ray hides the GPUs from workers that reserve none
+            raise TrucError(f"backend: ray plays the rollouts on the workers' CPUs, and this run's device is "
+                            f"{run.device.type}: set device: cpu (or backend: local)")
         self.started = start_ray(cfg.workers)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         n = min(cfg.workers, max(1, cpus))
@@ -181,7 +184,7 @@ class RayRollouts:
         self.owned = [list(range(w, cfg.rollout_shards, n)) for w in range(n)]
         print(f"ppo {cfg.name}: {cfg.rollout_shards} rollout shards on {n} Ray workers")
         worker = ray.remote(num_cpus=1)(ShardWorker)
-        self.actors = [worker.remote(cfg, owned, run.device.type) for owned in self.owned]
+        self.actors = [worker.remote(cfg, owned, "cpu") for owned in self.owned]
         self.sent: set[int] = set()  # snapshots whose parameters the workers hold
         self.worker_cpu = 0.0  # CPU seconds the workers spent in rollouts
 
