@@ -86,6 +86,24 @@ def test_ray_on_the_batched_engine_and_a_resume_on_other_workers(tmp_path, ray_c
     same(checkpoint(tmp_path / "cut"), full)
 
 
+@pytest.mark.slow  # two workers' processes start (about 6 CPU-s)
+def test_a_worker_that_dies_ends_the_run_in_one_line(tmp_path, ray_cluster, monkeypatch):
+    from train.algos import rollout_shards
+
+    real, calls = rollout_shards.RayRollouts.rollout, []
+
+    def dying(self, run):
+        calls.append(1)
+        if len(calls) == 2:
+            ray_cluster.kill(self.actors[0])
+        return real(self, run)
+
+    monkeypatch.setattr(rollout_shards.RayRollouts, "rollout", dying)
+    with pytest.raises(TrucError, match="a Ray rollout worker died .* --resume continues") as e:
+        run(tmp_path, backend="ray", workers=2, rollout_shards=2)
+    assert "\n" not in str(e.value) and checkpoint(tmp_path)["update"] == 1
+
+
 SMALL = {"ranks": 4, "hand_size": 2, "max_raises": 2, "redeal": False}
 QUICK = {"steps_per_update": 512, "hidden": [32, 32], "learning_rate": 1e-3, "num_envs": 16, "rollout": "engine",
          "rollout_shards": 2}

@@ -200,8 +200,13 @@ class RayRollouts:
         calls = [actor.rollout.remote(weights, league, new,
                                       [(i, gens[i][0].bit_generator.state, gens[i][1].get_state()) for i in owned])
                  for actor, owned in zip(self.actors, self.owned)]
+        try:
+            results = ray.get(calls)
+        except ray.exceptions.RayActorError as e:  # killed, out of memory, its node gone
+            raise TrucError(f"a Ray rollout worker died ({type(e).__name__}); the last checkpoint stands: "
+                            "--resume continues, on any number of workers") from None
         parts: list = [None] * len(gens)
-        for owned, (out, cpu) in zip(self.owned, ray.get(calls)):
+        for owned, (out, cpu) in zip(self.owned, results):
             self.worker_cpu += cpu
             for i, (buf, episodes, np_state, torch_state) in zip(owned, out):
                 buf.own_arrays()
