@@ -220,9 +220,7 @@ class PPOConfig(config.RunConfig):
              f"{self.rollout_shards}: each worker plays whole shards (set rollout_shards to a multiple of "
              f"{self.workers} dividing num_envs {self.num_envs}; the result depends on rollout_shards alone)")
         if self.backend == "ray":
-            from train.algos.rollout_shards import require_ray
-
-            require_ray()
+            config.require_ray()
         check_memory(self.memory_estimate(rules), f"this PPO run (hidden={self.hidden}, num_envs={self.num_envs}, "
                      f"steps_per_update={self.steps_per_update})", "shrink hidden, num_envs or steps_per_update")
 

@@ -36,18 +36,10 @@ from agents import make_agent
 from train.algos.buffer import Buffer
 from train.algos.league import League
 from train.algos.rollout import Collector, fixed_rules, opponent_picker
+from train.config import require_ray
 from truc_env.errors import TrucError
 
 SHARD_STREAM = 0x5348_4152  # "SHAR": the shards' seed stream, apart from every other one
-
-
-def require_ray():
-    """The ray module, or a one-line error naming the extra that installs it."""
-    try:
-        import ray
-    except ImportError:
-        raise TrucError("backend 'ray' needs Ray: pip install 'truc-env[distributed]' (or backend: local)") from None
-    return ray
 
 
 def start_ray(workers: int) -> bool:

@@ -101,9 +101,7 @@ def play_deals(cfg_dict: dict, units: list[dict]) -> tuple[list[dict], float]:
 
 def ray_units(cfg_dict: dict, units: list[dict], workers: int, bar) -> tuple[list[dict], float]:
     """``units`` played as Ray tasks (blocks of deals, about four per worker), in their order; the tasks' CPU seconds."""
-    from train.algos.rollout_shards import require_ray
-
-    ray = require_ray()
+    ray = config.require_ray()
     task = ray.remote(play_deals)
     size = max(1, -(-len(units) // (4 * workers)))
     calls = [task.remote(cfg_dict, units[i:i + size]) for i in range(0, len(units), size)]
@@ -170,9 +168,9 @@ def approx_exploitability(spec: str, rules: Rules, steps: int, seed: int = 0, ev
     try:
         cfg = br_config(spec, rules, steps, seed, root, overrides=overrides, progress=progress, set_pairs=set_pairs)
         if cfg.backend == "ray":  # one Ray for the learner's workers and the measurement's tasks
-            from train.algos.rollout_shards import require_ray, start_ray
+            from train.algos.rollout_shards import start_ray
 
-            ray = require_ray()
+            ray = config.require_ray()
             ray_started = start_ray(cfg.workers)
         cpu0, t0 = time.process_time(), time.time()
         say(f"[br] learning a best response to {spec} on {rules.variant}: {cfg.total_steps:,} learner steps")
