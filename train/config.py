@@ -30,6 +30,15 @@ def cpu_cores() -> int:
     return os.cpu_count() or 1
 
 
+def require_ray():
+    """The ray module, or a one-line error naming the extra that installs it (``backend: ray``)."""
+    try:
+        import ray
+    except ImportError:
+        raise TrucError("backend 'ray' needs Ray: pip install 'truc-env[distributed]' (or backend: local)") from None
+    return ray
+
+
 def worker_count(workers: int) -> int:
     """Processes to start for a ``workers`` setting: capped at the cores here, so a config written for a
     big machine runs on a small one, and no setting forks more processes than there are cores."""

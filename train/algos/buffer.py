@@ -36,6 +36,31 @@ class Buffer:
             blocks[:] = [np.concatenate(blocks)]  # joined once, kept joined
         return blocks[0] if blocks else np.zeros((0, 0), np.float32)
 
+    @classmethod
+    def join(cls, parts: list) -> Buffer:
+        """The buffers of a rollout's shards one after the other (:mod:`train.algos.rollout_shards`): each
+        part's successor links shifted by the transitions before it (a part's links stay inside it: its
+        episodes are complete)."""
+        out = cls()
+        for part in parts:
+            o = len(out)
+            if len(part):
+                out._obs.append(part.obs)
+                out._mask.append(part.mask)
+            out.action += part.action
+            out.logp += part.logp
+            out.value += part.value
+            out.reward += part.reward
+            out.done += part.done
+            out.nxt += [j + o if j >= 0 else -1 for j in part.nxt]
+        return out
+
+    def own_arrays(self) -> None:
+        """Observations and masks as one writable array each: joined before they are sent, copied where
+        they were received read-only (Ray's object store hands out views of its memory)."""
+        self._obs = [np.array(self.obs)] if self._obs else []
+        self._mask = [np.array(self.mask)] if self._mask else []
+
     def add(self, obs, mask, action, logp, value) -> int:
         self._obs.append(np.asarray(obs)[None])
         self._mask.append(np.asarray(mask)[None])

@@ -24,6 +24,11 @@ variants and options are listed in :func:`truc_env.batch.vector.kernel_supports`
 where possible, else ``engine`` (training prints which, and why). The batched engine draws deals,
 dealers and random start scores from streams seeded by the training generator at each rollout.
 
+Shards and Ray. ``rollout_shards: S`` splits the ``num_envs`` tables into S shards with generators of
+their own, seeded from (seed, shard), joined in shard order; ``backend: ray`` plays them on ``workers`` Ray
+actors, ``local`` here, with the same checkpoint either way (:mod:`train.algos.rollout_shards`). S = 1, the
+default, is the rollout described above on the training generators.
+
 Credit in turn-based play. Each learning seat of each table keeps its own trajectory: a pending
 transition (its last decision) and the reward accumulated since. When the seat decides again, the
 pending transition gets that reward and a link to the new one (its successor for GAE); when the
@@ -79,7 +84,8 @@ from train.algos.league import League
 from train.algos.ppo_config import PPOConfig
 from train.algos.ppo_exploitability import IterateAverage, measure_exploitability, write_exploitability_csv
 from train.algos.ppo_plots import plot_curves, plot_exploitability, run_title
-from train.algos.rollout import Collector, fixed_rules, score_of
+from train.algos.rollout import Collector, fixed_rules, opponent_picker, score_of
+from train.algos.rollout_shards import make_rollouts, shard_generators
 from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
 
@@ -121,6 +127,7 @@ class Run:
     league: League
     average: IterateAverage | None
     magnet: PolicyNet | None = None  # mmd with a moving magnet: the frozen policy the loss pulls towards
+    shard_generators: list = field(default_factory=list)  # rollout_shards > 1: each shard's (rng, gen)
     history: list = field(default_factory=list)
     start_update: int = 1
     global_step: int = 0
@@ -135,7 +142,8 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
     """Train (or continue) the run described by ``cfg``; returns a summary of the last metrics.
 
     The stages: :func:`start_run` (checks, seeding, the network, ``--resume``), then per update a rollout
-    (:class:`~train.algos.rollout.Collector`), :func:`update_epochs` (the PPO / MMD loss), :func:`metrics_row`
+    (:class:`~train.algos.rollout.Collector`; in shards, here or on Ray workers: :mod:`train.algos.rollout_shards`),
+    :func:`update_epochs` (the PPO / MMD loss), :func:`metrics_row`
     (league, evaluation, exploitability) and :func:`save_checkpoint`; :func:`finish_run` writes the outputs.
     """
     run, opponents = start_run(cfg, resume)
@@ -148,8 +156,18 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
     collector = Collector(cfg, rules, run.device)
     collector.fixed.update((spec, opponents[spec]) for spec in cfg.fixed_opponents)
     print(f"ppo {cfg.name}: rollout {collector.path} ({collector.why})")
-    pick_training = opponent_picker(cfg, collector, run.league)
+    rollouts = make_rollouts(run, collector, opponent_picker(cfg, collector, run.league))
+    try:
+        return train_updates(run, cfg, collector, rollouts, writer)
+    finally:
+        rollouts.close()
+        if writer is not None:
+            writer.close()
 
+
+def train_updates(run: Run, cfg: PPOConfig, collector: Collector, rollouts, writer) -> dict:
+    """The updates of :func:`train`, from ``run.start_update`` to the last."""
+    rules = run.rules
     num_updates = cfg.num_updates
     t0 = time.time()
     bar = None
@@ -163,8 +181,7 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
             run.optimizer.param_groups[0]["lr"] = cfg.learning_rate * (1.0 - (update - 1.0) / num_updates)
         t_roll = time.time()
         run.net.eval()
-        buf, episodes = collector.rollout(run.net, run.league, run.rng, run.gen, pick_training,
-                                          target_steps=cfg.steps_per_update)
+        buf, episodes = rollouts.rollout(run)
         rollout_s = time.time() - t_roll
         for label, ret, _ in episodes:
             if label.startswith("pool:"):
@@ -198,9 +215,10 @@ def train(cfg: PPOConfig, resume: bool = False) -> dict:
             break
     if bar is not None:
         bar.close()
-    if writer is not None:
-        writer.close()
-    return finish_run(run, last_eval)
+    summary = finish_run(run, last_eval)
+    if cfg.backend == "ray":  # the workers' CPU, for steps per CPU-second (the learner's own: getrusage)
+        summary["worker_rollout_cpu_s"], summary["worker_cpu_s"] = rollouts.worker_cpu, rollouts.process_cpu()
+    return summary
 
 
 def start_run(cfg: PPOConfig, resume: bool) -> tuple[Run, dict]:
@@ -227,12 +245,13 @@ def start_run(cfg: PPOConfig, resume: bool) -> tuple[Run, dict]:
     device = resolve_device(cfg.device)
     if device.type == "cuda":
         gen = torch.Generator(device=device).manual_seed(cfg.seed)
+    shard_gens = [shard_generators(cfg, i, device) for i in range(cfg.rollout_shards)] if cfg.rollout_shards > 1 else []
 
     meta = net_meta(cfg, rules)
     net = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden).to(device)
     run = Run(cfg, rules, run_dir, device, rng, gen, net,
               torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5), League(cfg),
-              IterateAverage(cfg, rules) if cfg.average != "none" else None)
+              IterateAverage(cfg, rules) if cfg.average != "none" else None, shard_generators=shard_gens)
     if resume:
         resume_run(run, meta)
     return run, opponents
@@ -251,6 +270,13 @@ def resume_run(run: Run, meta: dict) -> None:
         run.optimizer.load_state_dict(ck["optimizer"])
         run.rng.bit_generator.state = ck["rng"]["numpy"]
         run.gen.set_state(ck["rng"]["torch"])
+        shards = ck["rng"].get("shards", [])
+        if len(shards) != len(run.shard_generators):
+            raise TrucError(f"--resume: {ck_path} was made with rollout_shards {max(1, len(shards))}, the config "
+                            f"asks for {cfg.rollout_shards} (the shards' generators do not carry over)")
+        for (rng, gen), st in zip(run.shard_generators, shards):
+            rng.bit_generator.state = st["numpy"]
+            gen.set_state(st["torch"])
         torch.set_rng_state(ck["rng"]["torch_global"])
         run.league.load_state_dict(ck["league"])
         for s in run.league.snapshots:
@@ -264,8 +290,9 @@ def resume_run(run: Run, meta: dict) -> None:
             run.magnet.eval().requires_grad_(False)
         run.start_update, run.global_step = ck["update"] + 1, ck["global_step"]
         run.elapsed_before = ck["elapsed"]
+        defaults = dataclasses.asdict(PPOConfig())  # a setting newer than the checkpoint, at its default, is no change
         changed = {k: (ck["config"].get(k), v) for k, v in dataclasses.asdict(cfg).items()
-                   if ck["config"].get(k) != v}
+                   if ck["config"].get(k, defaults[k]) != v}
     except TrucError:
         raise
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
@@ -274,24 +301,6 @@ def resume_run(run: Run, meta: dict) -> None:
                         f"{str(e)[:120]})") from None
     if changed:
         print(f"resume: settings changed since the checkpoint (was, now): {changed}")
-
-
-def opponent_picker(cfg: PPOConfig, collector: Collector, league: League):
-    """The draw of each training episode's opponents: a fixed agent, the policy itself, or a snapshot."""
-
-    def pick_training(r):
-        u = r.random()
-        if u < cfg.fixed_prob:
-            spec = cfg.fixed_opponents[int(r.integers(len(cfg.fixed_opponents)))]
-            agent = collector.agent(spec)
-            agent.reset(int(r.integers(2**31)))
-            return spec, -1, agent
-        if u < cfg.fixed_prob + cfg.self_play_prob or not league.snapshots:
-            return "self", -1, None
-        k = league.pick(r)
-        return f"pool:{k}", k, None
-
-    return pick_training
 
 
 def update_epochs(run: Run, buf, update: int) -> dict:
@@ -407,6 +416,9 @@ def save_checkpoint(run: Run, update: int, elapsed: float) -> None:
         "league": [{**s, "params": {k: v.cpu() for k, v in s["params"].items()}} for s in run.league.snapshots],
         "history": run.history,
     })
+    if run.shard_generators:
+        ck["rng"]["shards"] = [{"numpy": rng.bit_generator.state, "torch": gen.get_state()}
+                               for rng, gen in run.shard_generators]
     if run.average is not None:
         ck["average"] = run.average.state_dict()
     if run.magnet is not None:
@@ -489,6 +501,8 @@ def main(config_path: str, resume: bool = False, overrides: dict | None = None, 
     msg += f" ({summary['sps']:.0f} steps/s)"
     if ev:
         msg += f"; vs {ev['opponent']}: {ev['return']:+.3f} ± {ev['return_ci95']:.3f} points/episode, win rate {ev['win_rate']:.3f}"
+    if "worker_cpu_s" in summary:
+        msg += f"; Ray workers {summary['worker_cpu_s']:.0f}s CPU ({summary['worker_rollout_cpu_s']:.0f}s in rollouts)"
     print(msg)
     print(f"policy: net:{os.path.join(summary['run_dir'], 'policy.pt')}")
     return summary

@@ -16,6 +16,7 @@ from truc_env.io.checks import check_memory
 ROLLOUTS = ("auto", "vector", "engine")
 ALGORITHMS = ("ppo", "mmd")
 AVERAGES = ("none", "uniform", "linear")
+BACKENDS = ("local", "ray")
 
 
 @dataclass
@@ -55,6 +56,16 @@ class PPOConfig(config.RunConfig):
     """where network-only episodes are played: ``vector`` (the batched engine), ``engine`` (State
     tables), ``auto`` (vector where the kernel supports the Rules, features and options); episodes
     against fixed agents are on tables, except heads-up ``heuristic:*`` ones. See the module docstring."""
+    rollout_shards: int = 1
+    """the rollout split into this many shards of ``num_envs / rollout_shards`` tables, each with its own
+    generators seeded from (seed, shard) and at least ``steps_per_update / rollout_shards`` learner steps, joined
+    in shard order (:mod:`train.algos.rollout_shards`); 1: one rollout on the training generators (every run
+    of the project before Ray). The result depends on this, never on ``backend`` or ``workers``."""
+    backend: str = "local"
+    """who plays the shards: ``local`` (this process, one after the other) or ``ray`` (Ray actors, the
+    ``distributed`` extra: ``pip install 'truc-env[distributed]'``), with the same result"""
+    workers: int = 1
+    """backend ray: Ray actors playing the shards (each whole shards; at most rollout_shards)"""
     # --- network
     features: str = "observation"
     """network input: ``observation`` (flat) or ``info_state`` (flat + this hand's decision history)"""
@@ -201,6 +212,15 @@ class PPOConfig(config.RunConfig):
                 check_applies(rules)
             except TrucError as e:
                 need(False, f"exploitability_every needs a game the public tree takes: {e}")
+        need(self.num_envs % self.rollout_shards == 0, f"rollout_shards {self.rollout_shards} must divide num_envs "
+             f"{self.num_envs} (each shard plays num_envs / rollout_shards tables)")
+        need(self.backend == "ray" or self.workers == 1, f"workers {self.workers} counts Ray actors: set backend: ray, "
+             "or leave workers at 1")
+        need(self.workers <= self.rollout_shards, f"workers {self.workers} is more than rollout_shards "
+             f"{self.rollout_shards}: each worker plays whole shards (set rollout_shards to a multiple of "
+             f"{self.workers} dividing num_envs {self.num_envs}; the result depends on rollout_shards alone)")
+        if self.backend == "ray":
+            config.require_ray()
         check_memory(self.memory_estimate(rules), f"this PPO run (hidden={self.hidden}, num_envs={self.num_envs}, "
                      f"steps_per_update={self.steps_per_update})", "shrink hidden, num_envs or steps_per_update")
 
@@ -230,7 +250,8 @@ PPOConfig.SCHEMA = {
     "episode": config.Choice("hand", "game"), "reward": config.Choice("points", "win"),
     "reward_scale": config.Float(), "random_start_score": _PROB, "total_steps": _COUNT,
     "time_limit_minutes": config.Float(0.0), "num_envs": config.Int(1, 1 << 20), "steps_per_update": _COUNT,
-    "rollout": config.Choice(*ROLLOUTS), "features": config.Choice(*FEATURES),
+    "rollout": config.Choice(*ROLLOUTS), "rollout_shards": config.Int(1, 1 << 20),
+    "backend": config.Choice(*BACKENDS), "workers": config.WORKERS, "features": config.Choice(*FEATURES),
     "hidden": config.List(config.Int(1, 1 << 16), min_len=1), "learning_rate": config.Float(0.0),
     "anneal_lr": config.BOOL, "gamma": _PROB, "gae_lambda": _PROB, "update_epochs": config.Int(1, 10**6),
     "num_minibatches": config.Int(1, 10**6), "norm_adv": config.BOOL, "clip_coef": config.Float(0.0),

@@ -453,5 +453,23 @@ class Collector:
         return buf, episodes
 
 
+def opponent_picker(cfg: PPOConfig, collector: Collector, league: League):
+    """The draw of each training episode's opponents: a fixed agent, the policy itself, or a snapshot."""
+
+    def pick_training(r):
+        u = r.random()
+        if u < cfg.fixed_prob:
+            spec = cfg.fixed_opponents[int(r.integers(len(cfg.fixed_opponents)))]
+            agent = collector.agent(spec)
+            agent.reset(int(r.integers(2**31)))
+            return spec, -1, agent
+        if u < cfg.fixed_prob + cfg.self_play_prob or not league.snapshots:
+            return "self", -1, None
+        k = league.pick(r)
+        return f"pool:{k}", k, None
+
+    return pick_training
+
+
 def score_of(ret: float) -> float:
     return 1.0 if ret > 0 else (0.5 if ret == 0 else 0.0)

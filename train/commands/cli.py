@@ -191,8 +191,14 @@ def check_exploitability(args) -> None:
                             "take (it plays the real game; its settings are --br-steps, --eval-deals, --br-set, --br-dir)")
         if args.dealer != 0:
             raise TrucError("--approx measures from seat 0 dealing (the duplicate deals' seating); drop --dealer")
-        check_request(args.agent, rules, args.br_steps, args.eval_deals, args.br_dir, args.br_set)
+        from train.eval.approx_br import br_pairs
+
+        check_request(args.agent, rules, args.br_steps, args.eval_deals, args.br_dir, br_pairs(args))
         return
+    ray_flags = [f for f, v in (("--backend", args.backend), ("--workers", args.workers),
+                                ("--rollout-shards", args.rollout_shards)) if v is not None]
+    if ray_flags:
+        raise TrucError(f"{', '.join(ray_flags)}: settings of the learned best response; they go with --approx")
     if rules.players != 2:
         raise TrucError(f"exploitability is exact on the heads-up public tree; {args.variant} has {rules.players} "
                         "players (--approx measures any game)")
@@ -533,7 +539,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("train", help="train an agent")
     tsub = t.add_subparsers(dest="trainer", required=True)
     tp = tsub.add_parser("ppo", help="PPO self-play (configs/ppo/)")
-    add_config_arguments(tp)
+    add_config_arguments(tp, shortcuts=(("backend", str), ("workers", flags.integer(1, 4096))))
     tp.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     add_force(tp)
     tp.set_defaults(func=cmd_train_ppo, check=check_config(ppo_config, "out_dir/name"))
@@ -592,6 +598,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="--approx: a PPO setting of the learner (train/algos/ppo.py, VALUE is YAML); repeatable")
     ex.add_argument("--br-dir", type=flags.output_folder,
                     help="--approx: keep the learned best response's run folder here (default: discarded)")
+    ex.add_argument("--backend", choices=["local", "ray"],
+                    help="--approx: where the learner's rollouts and the measuring deals are played (ray: the "
+                    "distributed extra; the same figure)")
+    ex.add_argument("--workers", type=flags.integer(1, 4096),
+                    help="--approx with --backend ray: Ray workers (at most --rollout-shards)")
+    ex.add_argument("--rollout-shards", type=flags.integer(1, 1 << 20),
+                    help="--approx: the learner's rollout in this many shards (a divisor of its num_envs, 64; "
+                    "the figure depends on it, not on --workers)")
     ex.add_argument("--out", type=flags.output_file, help="write the result as JSON here")
     ex.set_defaults(func=cmd_exploitability, check=check_exploitability)
     an = sub.add_parser("analyze", help="analyse agents (partner signals)")

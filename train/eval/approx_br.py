@@ -91,9 +91,34 @@ def br_config(spec: str, rules: Rules, steps: int, seed: int, out_dir: str, name
     return cfg
 
 
-def measure_value(br_spec: str, spec: str, rules: Rules, deals: int, seed: int, progress: bool = False) -> dict:
+def play_deals(cfg_dict: dict, units: list[dict]) -> tuple[list[dict], float]:
+    """The arena's units ``units`` played here (a Ray task of :func:`measure_value`), with the CPU seconds they took."""
+    from train.algos.rollout_shards import cpu_seconds
+
+    cpu0 = cpu_seconds()
+    return [play_unit(cfg_dict, u) for u in units], cpu_seconds() - cpu0
+
+
+def ray_units(cfg_dict: dict, units: list[dict], workers: int, bar) -> tuple[list[dict], float]:
+    """``units`` played as Ray tasks (blocks of deals, about four per worker), in their order; the tasks' CPU seconds."""
+    ray = config.require_ray()
+    task = ray.remote(play_deals)
+    size = max(1, -(-len(units) // (4 * workers)))
+    calls = [task.remote(cfg_dict, units[i:i + size]) for i in range(0, len(units), size)]
+    out, cpu = [], 0.0
+    for call in calls:  # in order: the figure is a mean over deals, the same whoever played them
+        results, seconds = ray.get(call)
+        out += results
+        cpu += seconds
+        bar.update(len(results))
+    return out, cpu
+
+
+def measure_value(br_spec: str, spec: str, rules: Rules, deals: int, seed: int, progress: bool = False,
+                  backend: str = "local", workers: int = 1) -> dict:
     """``br_spec``'s points per hand against ``spec`` over ``deals`` duplicate deals (each played with
-    ``br_spec`` on either side, one hand from 0-0, seat 0 dealing), with a 95% t interval."""
+    ``br_spec`` on either side, one hand from 0-0, seat 0 dealing), with a 95% t interval; ``backend: ray``
+    plays the deals as Ray tasks (``workers`` of them at a time at most), with the same figure."""
     from tqdm import tqdm
 
     cfg = ArenaConfig(variant=rules.variant, options=dict(rules.options), agents=[br_spec, spec],
@@ -101,16 +126,26 @@ def measure_value(br_spec: str, spec: str, rules: Rules, deals: int, seed: int, 
                       seed=int(np.random.SeedSequence([seed, EVAL_STREAM]).generate_state(1)[0]))
     cfg.validate()
     cfg_dict = cfg.__dict__.copy()
+    units = [{"id": f"0:{d}", "pairing": 0, "a": br_spec, "b": spec, "deal": d} for d in range(deals)]
+    bar = tqdm(total=deals, desc="measure", unit="deal", disable=not progress, mininterval=5)
+    if backend == "ray":
+        results, task_cpu = ray_units(cfg_dict, units, workers, bar)
+    else:
+        results, task_cpu = [], 0.0
+        for u in units:
+            results.append(play_unit(cfg_dict, u))
+            bar.update()
+    bar.close()
     per_deal, per_side = [], [[], []]
-    for d in tqdm(range(deals), desc="measure", unit="deal", disable=not progress, mininterval=5):
-        unit = play_unit(cfg_dict, {"id": f"0:{d}", "pairing": 0, "a": br_spec, "b": spec, "deal": d})
+    for unit in results:
         pts = [g["a_points"] / max(1, g["hands"]) for g in unit["games"]]
         per_deal.append(float(np.mean(pts)))
         for g, p in zip(unit["games"], pts):
             per_side[g["seating"] % 2].append(p)
     ci = stats.mean_ci(per_deal)
     return {"value": ci["mean"], "lo": ci["lo"], "hi": ci["hi"], "deals": deals, "sd": ci["sd"],
-            "side0": float(np.mean(per_side[0])), "side1": float(np.mean(per_side[1])), "eval_seed": cfg.seed}
+            "side0": float(np.mean(per_side[0])), "side1": float(np.mean(per_side[1])), "eval_seed": cfg.seed,
+            "task_cpu": task_cpu}
 
 
 def approx_exploitability(spec: str, rules: Rules, steps: int, seed: int = 0, eval_deals: int = 2000,
@@ -129,8 +164,14 @@ def approx_exploitability(spec: str, rules: Rules, steps: int, seed: int = 0, ev
     say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     tmp = tempfile.TemporaryDirectory(prefix="truc-br-") if out_dir is None else None
     root = tmp.name if tmp is not None else out_dir
+    ray_started = False
     try:
         cfg = br_config(spec, rules, steps, seed, root, overrides=overrides, progress=progress, set_pairs=set_pairs)
+        if cfg.backend == "ray":  # one Ray for the learner's workers and the measurement's tasks
+            from train.algos.rollout_shards import start_ray
+
+            ray = config.require_ray()
+            ray_started = start_ray(cfg.workers)
         cpu0, t0 = time.process_time(), time.time()
         say(f"[br] learning a best response to {spec} on {rules.variant}: {cfg.total_steps:,} learner steps")
         run = train(cfg)
@@ -138,19 +179,31 @@ def approx_exploitability(spec: str, rules: Rules, steps: int, seed: int = 0, ev
         policy = os.path.join(run["run_dir"], "policy.pt")
         say(f"[br] trained {run['global_step']:,} steps in {train_cpu:.0f}s CPU; measuring on {eval_deals} deals")
         cpu1 = time.process_time()
-        value = measure_value(f"ppo:{policy}", spec, rules, eval_deals, seed, progress)
+        value = measure_value(f"ppo:{policy}", spec, rules, eval_deals, seed, progress, cfg.backend, cfg.workers)
         out = {"agent": spec, "variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key,
                "dealer": 0, "score": [0, 0], "kind": "lower bound (learned best response)",
                "exploitability_lower_bound": value["value"], "ci95": [value["lo"], value["hi"]],
                "br_side0": value["side0"], "br_side1": value["side1"], "eval_deals": eval_deals,
                "eval_seed": value["eval_seed"], "sd_per_deal": value["sd"], "br_steps": run["global_step"],
-               "br_budget": steps, "seed": seed, "br_settings": {k: getattr(cfg, k) for k in (*BR_SETTINGS, "rollout")},
+               "br_budget": steps, "seed": seed, "br_settings": {k: getattr(cfg, k) for k in (*BR_SETTINGS, "rollout", "rollout_shards")},
                "br_policy": policy if tmp is None else None, "train_cpu_seconds": train_cpu,
-               "measure_cpu_seconds": time.process_time() - cpu1, "seconds": time.time() - t0}
+               "measure_cpu_seconds": time.process_time() - cpu1, "seconds": time.time() - t0,
+               "backend": cfg.backend, "workers": cfg.workers}
+        if cfg.backend == "ray":  # the workers' CPU beside the driver's
+            out["train_worker_cpu_seconds"], out["measure_task_cpu_seconds"] = run["worker_cpu_s"], value["task_cpu"]
     finally:
+        if ray_started:
+            ray.shutdown()
         if tmp is not None:
             tmp.cleanup()
     return out
+
+
+def br_pairs(args) -> list[str]:
+    """The learner's settings of ``truc exploitability --approx``: ``--backend``, ``--workers``,
+    ``--rollout-shards``, then every ``--br-set``."""
+    flags = (("backend", args.backend), ("workers", args.workers), ("rollout_shards", args.rollout_shards))
+    return [f"{k}={v}" for k, v in flags if v is not None] + list(args.br_set)
 
 
 def cmd_approx(args) -> None:
@@ -165,7 +218,7 @@ def cmd_approx(args) -> None:
     if args.dealer != 0:
         raise TrucError("--approx measures from seat 0 dealing (the duplicate deals' seating); drop --dealer")
     r = approx_exploitability(args.agent, rules, args.br_steps, args.seed, args.eval_deals, args.br_dir,
-                              progress=not args.quiet, set_pairs=args.br_set)
+                              progress=not args.quiet, set_pairs=br_pairs(args))
     lo, hi = r["ci95"]
     print(f"{args.agent} on {rules.variant} (one hand from 0-0, seat 0 deals), learned best response:")
     print(f"  exploitability >= {r['exploitability_lower_bound']:.4f} points per hand (95% interval "
@@ -175,6 +228,10 @@ def cmd_approx(args) -> None:
     print(f"  best response on side 0 {r['br_side0']:+.4f}; on side 1 {r['br_side1']:+.4f}")
     print(f"  {r['br_steps']:,} learner steps (budget {r['br_budget']:,}), {r['eval_deals']} fresh duplicate deals; "
           f"{r['train_cpu_seconds']:.0f}s CPU training, {r['measure_cpu_seconds']:.0f}s CPU measuring")
+    if r["backend"] == "ray":
+        print(f"  on Ray, {r['workers']} workers, {r['br_settings']['rollout_shards']} rollout shards: "
+              f"{r['train_worker_cpu_seconds']:.0f}s CPU in the learner's workers, "
+              f"{r['measure_task_cpu_seconds']:.0f}s in the measurement's tasks")
     if r["br_policy"]:
         print(f"  best response kept as ppo:{r['br_policy']}")
     if args.out:
