@@ -81,9 +81,15 @@ def test_gauntlet_and_mixed_teams(tmp_path):
 
 
 def test_ray_backend_gives_the_same_summary(tmp_path):
-    pytest.importorskip("ray")
+    ray = pytest.importorskip("ray")
     run_arena(_cfg(tmp_path / "mp", deals=4), progress=False)
-    run_arena(_cfg(tmp_path / "ray", deals=4, backend="ray", workers=2), progress=False)
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+    try:  # the arena joins the cluster it finds: this test's own, on the loopback address
+        run_arena(_cfg(tmp_path / "ray", deals=4, backend="ray", workers=2), progress=False)
+    finally:
+        ray.shutdown()
     assert (tmp_path / "mp/out/summary.json").read_text() == (tmp_path / "ray/out/summary.json").read_text()
 
 

@@ -24,6 +24,8 @@ TIMES = {"elapsed_s", "sps", "rollout_sps", "elapsed"}  # wall-clock figures, th
 @pytest.fixture(scope="module")
 def ray_cluster():
     ray = pytest.importorskip("ray")
+    if ray.is_initialized():  # another module's cluster: this one is started on the loopback address
+        ray.shutdown()
     ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
              log_to_driver=False)
     yield ray
