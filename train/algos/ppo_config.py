@@ -57,7 +57,8 @@ class PPOConfig(config.RunConfig):
     against fixed agents are on tables, except heads-up ``heuristic:*`` ones. See the module docstring."""
     # --- network
     features: str = "observation"
-    """network input: ``observation`` (flat) or ``info_state`` (flat + this hand's decision history)"""
+    """network input: ``observation`` (flat), ``info_state`` (flat + this hand's decision history),
+    ``observation+strength`` or ``info_state+strength`` (+ card strengths; see :mod:`agents.network.network`)"""
     hidden: list = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the actor and of the critic"""
     # --- learning algorithm

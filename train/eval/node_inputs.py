@@ -27,7 +27,7 @@ def node_inputs(tree: PublicTree, rules: Rules, features: str, after_redeal: boo
     disk beside the tree (keyed like it, plus the features and the encoder's sources).
     """
 
-    from agents.network.network import encode_state
+    from agents.network.network import encode_state, strength_offset
     from truc_env.game.observe import encoder_of
 
     key = {**tree_cache_key(rules, tree.dealer, tree.score, tree.abstraction.kind, vira_of(tree)), "inputs": features,
@@ -46,7 +46,7 @@ def node_inputs(tree: PublicTree, rules: Rules, features: str, after_redeal: boo
     D, hs, C = enc.D, rules.hand_size, ab.n_classes
     o_hand, o_slots = enc.piece("hand").offset, enc.piece("slots").offset
     o_first = enc.offset_of("first_hand")
-    o_strength = enc.size if features == "observation+strength" else -1
+    o_strength = strength_offset(rules, features)
     n = tree.n_nodes
     rows: list = [None] * n
     used_a = np.zeros((n, C), dtype=np.int8)
