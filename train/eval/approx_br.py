@@ -69,12 +69,13 @@ def br_config(spec: str, rules: Rules, steps: int, seed: int, out_dir: str, name
               overrides: dict | None = None, progress: bool = False, set_pairs=()):
     """The PPO config of the best-response learner against ``spec`` on ``rules``; ``overrides`` (a
     mapping) and ``set_pairs`` (``key=value`` strings, as ``--set``) change its settings."""
+    from agents import spec_kind
     from train.algos.ppo import PPOConfig
 
     # the batched engine runs the episodes against a heads-up heuristic, a network or random
     # (train.algos.rollout.BatchPolicy); other agents play on engine tables (and it would only be built for nothing)
-    kind = spec.partition(":")[0]
-    batched = (kind == "heuristic" and not rules.partnership and rules.players == 2) or kind in ("ppo", "random")
+    kind = spec_kind(spec)  # net: and its alias ppo: alike (the 0.2 check missed net:, which ran on tables)
+    batched = (kind == "heuristic" and not rules.partnership and rules.players == 2) or kind in ("net", "random")
     d = {**BR_SETTINGS, "rollout": "auto" if batched else "engine", "progress": progress}
     d.update(overrides or {})
     d = config.apply_overrides(d, set_pairs)
