@@ -44,16 +44,14 @@ SETTINGS = {
                                                        "anneal_lr": False, "ent_coef": 0.0},
     "info_state+strength, constant 1e-3, 2048/update": {"features": "info_state+strength", "learning_rate": 1e-3,
                                                         "anneal_lr": False, "steps_per_update": 2048},
-    "info_state+strength, constant 3e-3, 2048/update": {"features": "info_state+strength", "learning_rate": 3e-3,
-                                                        "anneal_lr": False, "steps_per_update": 2048},
-    "info_state+strength, constant 1e-3, 1024/update": {"features": "info_state+strength", "learning_rate": 1e-3,
-                                                        "anneal_lr": False, "steps_per_update": 1024},
-    "info_state+strength, constant 1e-3, 2048/update, 10 epochs": {
-        "features": "info_state+strength", "learning_rate": 1e-3, "anneal_lr": False, "steps_per_update": 2048,
-        "update_epochs": 10},
-    "info_state+strength, constant 1e-3, 2048/update, 512-512": {
-        "features": "info_state+strength", "learning_rate": 1e-3, "anneal_lr": False, "steps_per_update": 2048,
-        "hidden": [512, 512]},
+    "constant 1e-3, 2048/update": {"features": "observation+strength", "learning_rate": 1e-3, "anneal_lr": False,
+                                   "steps_per_update": 2048},
+    "constant 3e-3, 2048/update": {"features": "observation+strength", "learning_rate": 3e-3, "anneal_lr": False,
+                                   "steps_per_update": 2048},
+    "constant 1e-3, 2048/update, 10 epochs": {"features": "observation+strength", "learning_rate": 1e-3,
+                                              "anneal_lr": False, "steps_per_update": 2048, "update_epochs": 10},
+    "constant 1e-3, 2048/update, 512-512": {"features": "observation+strength", "learning_rate": 1e-3,
+                                            "anneal_lr": False, "steps_per_update": 2048, "hidden": [512, 512]},
 }
 
 
