@@ -50,6 +50,10 @@ SETTINGS = {
                                    "steps_per_update": 2048},
     "constant 1e-3, 2048/update, 10 epochs": {"features": "observation+strength", "learning_rate": 1e-3,
                                               "anneal_lr": False, "steps_per_update": 2048, "update_epochs": 10},
+    "warm start (init_from=agent), constant 1e-3, 2048/update": {"init_from": "agent", "learning_rate": 1e-3,
+                                                                  "anneal_lr": False, "steps_per_update": 2048},
+    "warm start, constant 3e-4, 2048/update": {"init_from": "agent", "learning_rate": 3e-4, "anneal_lr": False,
+                                               "steps_per_update": 2048},
     "constant 1e-3, 2048/update, 512-512": {"features": "observation+strength", "learning_rate": 1e-3,
                                             "anneal_lr": False, "steps_per_update": 2048, "hidden": [512, 512]},
 }

@@ -82,6 +82,8 @@ def br_config(spec: str, rules: Rules, steps: int, seed: int, out_dir: str, name
     d = {**BR_SETTINGS, "rollout": "auto" if batched else "engine", "progress": progress}
     d.update(overrides or {})
     d = config.apply_overrides(d, set_pairs)
+    if d.get("init_from") == "agent":
+        d.update(warm_start(spec, rules))
     fixed = sorted(set(d) & set(FIXED))
     if fixed:
         raise TrucError(f"best-response settings {', '.join(fixed)} are set by the measurement itself "
@@ -93,6 +95,20 @@ def br_config(spec: str, rules: Rules, steps: int, seed: int, out_dir: str, name
     cfg = PPOConfig.from_dict(d, "best-response settings")
     cfg.validate()
     return cfg
+
+
+def warm_start(spec: str, rules: Rules) -> dict:
+    """``init_from=agent``: the learner starts as the frozen network itself (its file, its features and
+    hidden sizes), so it begins at the policy's own value against itself (0 in a zero-sum game) and
+    PPO moves it from there, where a fresh learner must first learn to play the game at all."""
+    from agents import is_network, spec_file, spec_kind
+    from agents.network import load_policy
+
+    if spec_kind(spec) != "net" or not is_network(spec):
+        raise TrucError(f"init_from=agent starts the learner from the frozen network; {spec!r} is not a net: agent")
+    path = spec_file(spec)
+    _, meta = load_policy(path, rules)
+    return {"init_from": path, "hidden": list(meta["net"]["hidden"]), "features": meta["net"]["features"]}
 
 
 def measure_value(br_spec: str, spec: str, rules: Rules, deals: int, seed: int, progress: bool = False) -> dict:
@@ -148,7 +164,7 @@ def approx_exploitability(spec: str, rules: Rules, steps: int, seed: int = 0, ev
                "exploitability_lower_bound": value["value"], "ci95": [value["lo"], value["hi"]],
                "br_side0": value["side0"], "br_side1": value["side1"], "eval_deals": eval_deals,
                "eval_seed": value["eval_seed"], "sd_per_deal": value["sd"], "br_steps": run["global_step"],
-               "br_budget": steps, "seed": seed, "br_settings": {k: getattr(cfg, k) for k in (*BR_SETTINGS, "rollout")},
+               "br_budget": steps, "seed": seed, "br_settings": {k: getattr(cfg, k) for k in (*BR_SETTINGS, "rollout", "init_from")},
                "br_policy": policy if tmp is None else None, "train_cpu_seconds": train_cpu,
                "measure_cpu_seconds": time.process_time() - cpu1, "seconds": time.time() - t0}
     finally:
