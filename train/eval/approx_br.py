@@ -77,7 +77,7 @@ def br_config(spec: str, rules: Rules, steps: int, seed: int, out_dir: str, name
 
     # the batched engine runs the episodes against a heads-up heuristic, a network or random
     # (train.algos.rollout.BatchPolicy); other agents play on engine tables (and it would only be built for nothing)
-    kind = spec_kind(spec)  # net: and its alias ppo: alike (the 0.2 check missed net:, which ran on tables)
+    kind = spec_kind(spec)  # net: and its alias ppo: alike (a check naming only ppo: sent net: to tables)
     batched = (kind == "heuristic" and not rules.partnership and rules.players == 2) or kind in ("net", "random")
     d = {**BR_SETTINGS, "rollout": "auto" if batched else "engine", "progress": progress}
     d.update(overrides or {})
