@@ -33,7 +33,8 @@ from truc_env.game.rules import make_rules  # noqa: E402
 from truc_env.io.atomic import atomic_write_text  # noqa: E402
 
 OPTIONS = {"ranks": 4, "hand_size": 2, "max_raises": 2}
-QUICK = {"steps_per_update": 1024, "hidden": [64, 64], "learning_rate": 1e-3, "num_envs": 32, "rollout": "engine"}
+QUICK = {"steps_per_update": 1024, "hidden": [64, 64], "learning_rate": 1e-3, "num_envs": 32, "rollout": "engine",
+         "anneal_lr": True}  # the step annealed to 0, as BR_SETTINGS had it when the figures were measured
 
 
 class OneHot:

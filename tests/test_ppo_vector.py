@@ -62,7 +62,8 @@ def test_strength_features_from_observations_equal_the_engine_ones(variant, opti
 
 
 # ------------------------------------------------------------------------------------------- credit
-def _credit_run(variant, options, episode, reward, random_start_score, labels, ticks=400, seed=0):
+def _credit_run(variant, options, episode, reward, random_start_score, labels, ticks=400, seed=0,
+                features="observation+strength"):
     """Drive VectorGames with random legal actions next to engine replicas of every game (fed the
     same deals); check the buffer against the credit computed from the engine's returns."""
     rules = make_rules(variant, **options)
@@ -70,7 +71,7 @@ def _credit_run(variant, options, episode, reward, random_start_score, labels, t
     # add up to the engine's float64 returns only to float32 rounding; two-sided points are exact
     close = (lambda x: x) if rules.n_sides == 2 else (lambda x: pytest.approx(x, abs=1e-5))
     cfg = tiny_config("/nonexistent", variant=variant, options=options, episode=episode, reward=reward,
-                      reward_scale=0.25, random_start_score=random_start_score, features="observation+strength",
+                      reward_scale=0.25, random_start_score=random_start_score, features=features,
                       num_envs=len(labels))
     venv = VectorEnv(rules, len(labels), episode=episode, reward="points", dealer="random",
                      random_start_score=random_start_score)
@@ -150,6 +151,32 @@ def test_vector_credit_matches_the_engine_returns_of_the_same_deals(variant, opt
     buf, finished = _credit_run(variant, options, episode, reward, rss, labels)
     assert len(finished) >= 10 and len(buf) > 100 and sum(buf.done) >= 10
     assert any(r != 0 for r, d in zip(buf.reward, buf.done) if not d) == (episode == "game" and reward == "points")
+
+
+@pytest.mark.parametrize("variant,options", [("le_truc", {}), ("truco_paulista", {"players": 4}), ("put", {})],
+                         ids=["le_truc", "paulista4", "put"])
+def test_history_features_on_the_batched_engine_equal_the_engine_ones(variant, options):
+    """``info_state+strength`` on the batched engine: the rollout's own record of each hand's decisions
+    gives the engine's info-state input bit for bit (checked at every decision by ``_credit_run``)."""
+    buf, finished = _credit_run(variant, options, "hand", "points", 0.3, ["self", "pool:0"] * 4,
+                                features="info_state+strength")
+    enc = encoder_of(make_rules(variant, **options))
+    history = np.asarray(buf.obs)[:, enc.size:enc.info_size]
+    assert len(finished) >= 10 and history.sum(1).max() >= 8  # hands of four decisions and more were seen
+
+
+def test_history_features_fall_back_to_tables_where_the_batched_engine_cannot_keep_them():
+    rules = make_rules("le_truc", **SMALL)
+    hand = ppo.Collector(tiny_config("/nonexistent", features="info_state+strength"), rules, torch.device("cpu"))
+    assert hand.path == "vector" and hand.vector.history
+    game = ppo.Collector(tiny_config("/nonexistent", features="info_state+strength", episode="game"), rules,
+                         torch.device("cpu"))
+    assert game.path == "engine" and "episode: hand" in game.why
+    signals = {"mode": "free", "vocab": 8}
+    cfg = tiny_config("/nonexistent", variant="truco_paulista", options={"players": 4, "signals": signals},
+                      features="info_state+strength")
+    col = ppo.Collector(cfg, make_rules("truco_paulista", players=4, signals=signals), torch.device("cpu"))
+    assert col.path == "engine" and "every decision public" in col.why
 
 
 # ------------------------------------------------------------------------------------------- rollouts

@@ -6,8 +6,10 @@ environments), ``info_state`` (that vector followed by this hand's decision hist
 perfect-recall within a hand; see :mod:`truc_env.game.observe`), or ``observation+strength``: the flat
 vector followed by card strengths in this hand's ranking (manilhas follow the vira, so a card's
 one-hot alone does not say how strong it is): own unplayed cards sorted, every card played so far
-by trick and relative seat, and the best card on the table for each side. All of it is what the seat
-sees (own cards only when not playing blind; played cards and the ranking are public).
+by trick and relative seat, and the best card on the table for each side; ``info_state+strength``:
+the ``info_state`` vector followed by the same strengths (perfect recall within a hand, and the
+batched engine gives it where every decision is public: the learned best response's input). All of
+it is what the seat sees (own cards only when not playing blind; played cards and the ranking are public).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from torch import nn
 from truc_env.game.observe import encoder_of
 from truc_env.game.view import visible_hand
 
-FEATURES = ("observation", "info_state", "observation+strength")
+FEATURES = ("observation", "info_state", "observation+strength", "info_state+strength")
+HISTORY_FEATURES = ("info_state", "info_state+strength")  # inputs with the hand's decision history
 
 
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
@@ -105,11 +108,16 @@ def stacked_actor_logits(layers: list[tuple], x: torch.Tensor) -> torch.Tensor:
 
 def feature_size(rules, features: str) -> int:
     enc = encoder_of(rules)
-    if features == "info_state":
-        return enc.info_size
-    if features == "observation+strength":
-        return enc.size + strength_size(rules)
-    return enc.size
+    base = enc.info_size if features in HISTORY_FEATURES else enc.size
+    return base + (strength_size(rules) if features.endswith("+strength") else 0)
+
+
+def strength_offset(rules, features: str) -> int:
+    """Where the strength features begin in the input (-1: the input has none)."""
+    if not features.endswith("+strength"):
+        return -1
+    enc = encoder_of(rules)
+    return enc.info_size if features in HISTORY_FEATURES else enc.size
 
 
 def strength_size(rules) -> int:
@@ -212,21 +220,46 @@ def strength_features_batch(rules, obs: np.ndarray) -> np.ndarray:
     return out
 
 
-def encode_batch(rules, obs: np.ndarray, features: str) -> np.ndarray:
-    """The network inputs of a batch of observation vectors (the batched engine's): float32, fresh."""
+def encode_batch(rules, obs: np.ndarray, features: str, history: np.ndarray | None = None) -> np.ndarray:
+    """The network inputs of a batch of observation vectors (the batched engine's): float32, fresh.
+
+    Inputs with the decision history need ``history``, each game's ``history`` section
+    (:func:`history_batch`), which the observation vector does not hold."""
     if features == "observation":
         return np.array(obs, np.float32)
     if features == "observation+strength":
         return np.concatenate([obs, strength_features_batch(rules, obs)], axis=1)
-    raise ValueError(f"{features!r} features need the decision history: only engine states have it")
+    if history is None:
+        raise ValueError(f"{features!r} features need the decision history: only engine states have it")
+    parts = [obs, history] + ([strength_features_batch(rules, obs)] if features.endswith("+strength") else [])
+    return np.concatenate(parts, axis=1).astype(np.float32, copy=False)
+
+
+def history_batch(rules, actors: np.ndarray, actions: np.ndarray, counts: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """The info-state ``history`` section of a batch of games: row i from game i's first ``counts[i]``
+    decisions of the hand (``actors[i, k]`` the absolute seat, ``actions[i, k]`` the action id) as
+    ``seats[i]`` sees them. Equal to the engine's where every decision is public (no signals, no
+    put passes): then the seat sees each action, and each entry is its actor and action one-hot."""
+    enc = encoder_of(rules)
+    H, W, n = enc.history_len, enc.history_width, rules.players
+    B = len(seats)
+    out = np.zeros((B, H * W), np.float32)
+    k = np.arange(H)
+    used = k[None, :] < np.minimum(counts, H)[:, None]
+    rows, cols = np.nonzero(used)
+    base = cols * W
+    out[rows, base + (actors[rows, cols] - seats[rows]) % n] = 1.0
+    out[rows, base + n + actions[rows, cols]] = 1.0
+    return out
 
 
 def encode_state(state, seat: int, features: str) -> np.ndarray:
     """The network input of ``seat`` at ``state`` (float32)."""
     enc = encoder_of(state.rules)
-    if features == "observation+strength":
-        return np.concatenate([enc.encode(state, seat), strength_features(state, seat)])
-    return enc.encode(state, seat, info_state=(features == "info_state"))
+    x = enc.encode(state, seat, info_state=features in HISTORY_FEATURES)
+    if features.endswith("+strength"):
+        return np.concatenate([x, strength_features(state, seat)])
+    return x
 
 
 def encode_observation(observation, features: str) -> np.ndarray:

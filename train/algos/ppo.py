@@ -233,6 +233,8 @@ def start_run(cfg: PPOConfig, resume: bool) -> tuple[Run, dict]:
     # at the first episode or evaluation that draws it (minutes into training)
     opponents = {spec: make_agent(spec, fixed_rules(cfg, rules), seed=0)
                  for spec in dict.fromkeys([*cfg.fixed_opponents, cfg.eval_opponent])}
+    meta = net_meta(cfg, rules)
+    start = initial_network(cfg, rules, meta) if cfg.init_from and not resume else None  # refused before the folder
     config.output_folder(run_dir, "out_dir")
 
     # seeding, in one block
@@ -247,14 +249,26 @@ def start_run(cfg: PPOConfig, resume: bool) -> tuple[Run, dict]:
         gen = torch.Generator(device=device).manual_seed(cfg.seed)
     shard_gens = [shard_generators(cfg, i, device) for i in range(cfg.rollout_shards)] if cfg.rollout_shards > 1 else []
 
-    meta = net_meta(cfg, rules)
     net = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden).to(device)
     run = Run(cfg, rules, run_dir, device, rng, gen, net,
               torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5), League(cfg),
               IterateAverage(cfg, rules) if cfg.average != "none" else None, shard_generators=shard_gens)
     if resume:
         resume_run(run, meta)
+    elif start is not None:
+        net.load_state_dict(start)  # after the seeding: the rollouts' draws are those of a fresh run
     return run, opponents
+
+
+def initial_network(cfg: PPOConfig, rules, meta: dict) -> dict:
+    """The parameters of ``init_from`` (a warm start; the optimiser starts fresh), checked against the run."""
+    path = cfg.init_from
+    if not os.path.exists(path):
+        raise TrucError(f"init_from: no network at {path}")
+    ck = read_checkpoint(path, rules)  # refuses a network of other Rules
+    if ck["net"] != meta:
+        raise TrucError(f"init_from: {path} has network {ck['net']}, the config asks for {meta}")
+    return ck["model"]
 
 
 def resume_run(run: Run, meta: dict) -> None:

@@ -68,9 +68,13 @@ class PPOConfig(config.RunConfig):
     """backend ray: Ray actors playing the shards (each whole shards; at most rollout_shards)"""
     # --- network
     features: str = "observation"
-    """network input: ``observation`` (flat) or ``info_state`` (flat + this hand's decision history)"""
+    """network input: ``observation`` (flat), ``info_state`` (flat + this hand's decision history),
+    ``observation+strength`` or ``info_state+strength`` (+ card strengths; see :mod:`agents.network.network`)"""
     hidden: list = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the actor and of the critic"""
+    init_from: str = ""
+    """start from this ``policy.pt`` / checkpoint's network (its features and hidden sizes must be these
+    and its Rules the run's; "": fresh orthogonal weights). The optimiser starts fresh."""
     # --- learning algorithm
     algorithm: str = "ppo"
     """``ppo``: clipped PPO (CleanRL's loss); ``mmd``: magnetic mirror descent (Sokota et al. 2023) as a
@@ -252,7 +256,7 @@ PPOConfig.SCHEMA = {
     "time_limit_minutes": config.Float(0.0), "num_envs": config.Int(1, 1 << 20), "steps_per_update": _COUNT,
     "rollout": config.Choice(*ROLLOUTS), "rollout_shards": config.Int(1, 1 << 20),
     "backend": config.Choice(*BACKENDS), "workers": config.WORKERS, "features": config.Choice(*FEATURES),
-    "hidden": config.List(config.Int(1, 1 << 16), min_len=1), "learning_rate": config.Float(0.0),
+    "hidden": config.List(config.Int(1, 1 << 16), min_len=1), "init_from": config.STR, "learning_rate": config.Float(0.0),
     "anneal_lr": config.BOOL, "gamma": _PROB, "gae_lambda": _PROB, "update_epochs": config.Int(1, 10**6),
     "num_minibatches": config.Int(1, 10**6), "norm_adv": config.BOOL, "clip_coef": config.Float(0.0),
     "clip_vloss": config.BOOL, "ent_coef": config.Float(), "vf_coef": config.Float(), "max_grad_norm": config.Float(0.0),

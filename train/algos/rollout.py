@@ -10,7 +10,7 @@ import torch
 
 from agents import make_agent
 from agents.network import PolicyNet, encode_state
-from agents.network.network import encode_batch, stack_actors, stacked_actor_logits
+from agents.network.network import HISTORY_FEATURES, encode_batch, history_batch, stack_actors, stacked_actor_logits
 from agents.players.heuristic import HeuristicAgent
 from agents.players.heuristic_batch import BatchHeuristic, batch_supports
 from train.algos import signals_otherplay
@@ -22,7 +22,7 @@ from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
 from truc_env.game.engine import State
 from truc_env.game.episode import Dealer, Episode, leading_side, side_rewards
-from truc_env.game.observe import SeatObservation
+from truc_env.game.observe import SeatObservation, encoder_of
 from truc_env.game.rules import make_rules
 
 
@@ -52,6 +52,13 @@ def vector_blocker(cfg: PPOConfig, rules) -> str | None:
     """Why the network-only episodes of ``cfg`` cannot run on the batched engine (None: they can)."""
     if cfg.features == "info_state":
         return "info_state features need the decision history, which only engine states keep"
+    if cfg.features in HISTORY_FEATURES:
+        # the rollout keeps each game's decisions itself: it sees every one, but a seat sees only the
+        # public ones, and the hand's history restarts at each hand of an episode
+        if cfg.episode != "hand":
+            return f"{cfg.features} features on the batched engine need episode: hand"
+        if rules.signals.mode != "none" or rules.put_pass:
+            return f"{cfg.features} features on the batched engine need every decision public (no signals, no passes)"
     if abs(cfg.random_start_score * 1000 - round(cfg.random_start_score * 1000)) > 1e-9:
         return "the batched engine draws random start scores per mille: random_start_score must be a multiple of 0.001"
     return None
@@ -85,6 +92,11 @@ class VectorGames:
         self.ret = np.zeros((B, n))  # zero-sum points since the episode began (statistics, reward "win")
         self.decisions = np.zeros(B, np.int64)
         self.actions = np.full(B, -1, np.int32)
+        # history features: each game's decisions of its hand so far (absolute seat, action id)
+        self.history = cfg.features in HISTORY_FEATURES
+        H = encoder_of(rules).history_len if self.history else 0
+        self.h_actor = np.zeros((B, H), np.int64)
+        self.h_action = np.zeros((B, H), np.int64)
         self.seeded = False
         self.fixed_seeded: set[int] = set()  # batched fixed players seeded in this rollout
         # other_play: each game's token frames, drawn when its episode starts
@@ -99,6 +111,7 @@ class VectorGames:
         if not self.seeded:  # one reset per rollout, seeded from the training generator: resumable
             # the arrays of a reset are the environment's own buffers, which every step rewrites
             self.obs, self.mask, self.seat = self.venv.reset(seed=int(rng.integers(2**62)))
+            self.decisions[:] = 0  # every game at the start of a fresh episode
             self.seeded = True
         self.live[b] = True
         self.label[b] = label
@@ -120,7 +133,10 @@ class VectorGames:
 
     def inputs(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The network inputs and masks of games ``idx`` (with other-play, in the acting seats' frames)."""
-        obs, mask = encode_batch(self.rules, self.obs[idx], self.cfg.features), self.mask[idx].astype(bool)
+        history = None
+        if self.history:
+            history = history_batch(self.rules, self.h_actor[idx], self.h_action[idx], self.decisions[idx], self.seat[idx])
+        obs, mask = encode_batch(self.rules, self.obs[idx], self.cfg.features, history), self.mask[idx].astype(bool)
         if self.relabel is not None:
             obs, mask = self.relabel.observe(obs, idx, self.seat[idx]), self.relabel.mask(mask, idx, self.seat[idx])
         return obs, mask
@@ -132,6 +148,11 @@ class VectorGames:
         them; a batched fixed player's (``obs`` None) are the game's own."""
         sent = actions if self.relabel is None or obs is None else self.relabel.act(actions, idx, self.seat[idx])
         self.actions[idx] = sent
+        if self.history:  # the episode is one hand: its decisions so far are the hand's history
+            k = self.decisions[idx]
+            keep = k < self.h_actor.shape[1]
+            self.h_actor[idx[keep], k[keep]] = self.seat[idx[keep]]
+            self.h_action[idx[keep], k[keep]] = np.asarray(sent)[keep]
         self.decisions[idx] += 1
         if buf is None:
             return
@@ -173,7 +194,7 @@ class VectorGames:
 
 
 class BatchPolicy:
-    """A fixed ``ppo:`` network (``observation`` features, or ``+strength``) or the random agent deciding
+    """A fixed ``ppo:`` network (``observation`` features, or ``+strength``; not the history ones) or the random agent deciding
     for its games of the batched engine at once: the agent's own masked distribution, sampled."""
 
     def __init__(self, rules, agent):
@@ -185,7 +206,7 @@ class BatchPolicy:
         from agents.network import PPOAgent
         from agents.players.random import RandomAgent
 
-        return isinstance(agent, RandomAgent) or (isinstance(agent, PPOAgent) and agent.features != "info_state"
+        return isinstance(agent, RandomAgent) or (isinstance(agent, PPOAgent) and agent.features not in HISTORY_FEATURES
                                                   and not agent.greedy)
 
     def reset(self, seed: int) -> None:

@@ -162,9 +162,10 @@ def _member_rows(offsets, row_start, row_hand, row_cards, src, m_node, m_hand, m
 def card_blocks(rules: Rules, features: str) -> list[int]:
     """Input offsets of every block of one column per deck card (own, first-hand and played cards, the
     history's card plays): what a suit relabelling permutes."""
+    from agents.network.network import HISTORY_FEATURES
     from truc_env.game.observe import encoder_of
 
-    return encoder_of(rules).card_blocks(info_state=features == "info_state")
+    return encoder_of(rules).card_blocks(info_state=features in HISTORY_FEATURES)
 
 
 def tabulate_ppo(tree: PublicTree, solver: PublicTreeSolver, net, features: str, rules: Rules | None = None,
@@ -183,7 +184,7 @@ def tabulate_ppo(tree: PublicTree, solver: PublicTreeSolver, net, features: str,
     import torch
     from tqdm import tqdm
 
-    from agents.network.network import percentiles
+    from agents.network.network import percentiles, strength_offset
     from truc_env.game.observe import encoder_of
 
     rules = rules or tree.rules
@@ -200,7 +201,7 @@ def tabulate_ppo(tree: PublicTree, solver: PublicTreeSolver, net, features: str,
     pct = np.array([pct_of.get(c, 0.0) for c in L.deck], dtype=np.float32)
     o_hand = enc.piece("hand").offset
     o_first = enc.offset_of("first_hand")
-    o_strength = enc.size if features == "observation+strength" else -1
+    o_strength = strength_offset(rules, features)
     hand_counts = np.array([ab.counts(h) for h in ab.hands], dtype=np.int64)
     act_class = np.full(A, -1, dtype=np.int64)
     act_class[L.play:L.play + D] = cards.card_class

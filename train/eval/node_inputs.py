@@ -65,8 +65,10 @@ class _Layout:
         self.o_hand, self.o_slots = enc.piece("hand").offset, enc.piece("slots").offset
         self.o_first = enc.offset_of("first_hand")
         self.o_played = enc.piece("played").offset
-        self.o_strength = enc.size if features == "observation+strength" else -1
-        self.width = enc.size + (self.hs + self.hs * self.n + 2 if self.o_strength >= 0 else 0)
+        from agents.network.network import feature_size, strength_offset
+
+        self.o_strength = strength_offset(rules, features)
+        self.width = feature_size(rules, features)
 
     def clear_hand(self, x: np.ndarray, own_played: int) -> None:
         """The hand-dependent sections cleared, the dealt order made canonical (the played cards first)."""
