@@ -215,6 +215,11 @@ def start_run(cfg: PPOConfig, resume: bool) -> tuple[Run, dict]:
     # at the first episode or evaluation that draws it (minutes into training)
     opponents = {spec: make_agent(spec, fixed_rules(cfg, rules), seed=0)
                  for spec in dict.fromkeys([*cfg.fixed_opponents, cfg.eval_opponent])}
+    init = None
+    if cfg.init_from and not resume:
+        from train.algos.warm_start import initial_state
+
+        init = initial_state(cfg, rules)
     config.output_folder(run_dir, "out_dir")
 
     # seeding, in one block
@@ -230,6 +235,9 @@ def start_run(cfg: PPOConfig, resume: bool) -> tuple[Run, dict]:
 
     meta = net_meta(cfg, rules)
     net = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden).to(device)
+    if init is not None:  # warm start: the weights drawn above are replaced (the RNG draws stay the same)
+        net.load_state_dict({k: v.to(device) for k, v in init[1].items()})
+        print(f"ppo {cfg.name}: initialised from {init[0]}")
     run = Run(cfg, rules, run_dir, device, rng, gen, net,
               torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5), League(cfg),
               IterateAverage(cfg, rules) if cfg.average != "none" else None)

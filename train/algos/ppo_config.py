@@ -60,6 +60,14 @@ class PPOConfig(config.RunConfig):
     """network input: ``observation`` (flat) or ``info_state`` (flat + this hand's decision history)"""
     hidden: list = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the actor and of the critic"""
+    init_from: str = ""
+    """start from this ``policy.pt`` instead of random weights (``{seed}`` is replaced by the run's seed): a
+    policy of the same variant, features and hidden sizes, possibly for Rules without some sections of this
+    run's observation and actions (the signal channel): those start at zero weight, the rest is copied, so
+    the network plays as the source did (:mod:`train.algos.warm_start`). Not applied on ``--resume``."""
+    init_instruct_none: float = 0.9
+    """with ``init_from`` from Rules without governor instructions: the probability of ``instruct none`` at
+    the start (above 0, below 1; the other instructions share the rest equally)"""
     # --- learning algorithm
     algorithm: str = "ppo"
     """``ppo``: clipped PPO (CleanRL's loss); ``mmd``: magnetic mirror descent (Sokota et al. 2023) as a
@@ -189,6 +197,12 @@ class PPOConfig(config.RunConfig):
         if self.average != "none" and rules.vira:
             need(False, "average needs a game without a vira (the average is kept on the tree of one hand; "
                  "heads-up Paulista has one per vira); exploitability_every alone measures it")
+        if self.init_from:
+            from train.algos.warm_start import init_path
+
+            init_path(self.init_from, self.seed)
+        need(0.0 < self.init_instruct_none < 1.0, f"init_instruct_none must be above 0 and below 1, "
+             f"got {self.init_instruct_none}")
         if self.other_play:
             try:
                 signals_otherplay.check_applies(rules)
@@ -231,7 +245,8 @@ PPOConfig.SCHEMA = {
     "reward_scale": config.Float(), "random_start_score": _PROB, "total_steps": _COUNT,
     "time_limit_minutes": config.Float(0.0), "num_envs": config.Int(1, 1 << 20), "steps_per_update": _COUNT,
     "rollout": config.Choice(*ROLLOUTS), "features": config.Choice(*FEATURES),
-    "hidden": config.List(config.Int(1, 1 << 16), min_len=1), "learning_rate": config.Float(0.0),
+    "hidden": config.List(config.Int(1, 1 << 16), min_len=1), "init_from": config.STR,
+    "init_instruct_none": config.Float(0.0, 1.0), "learning_rate": config.Float(0.0),
     "anneal_lr": config.BOOL, "gamma": _PROB, "gae_lambda": _PROB, "update_epochs": config.Int(1, 10**6),
     "num_minibatches": config.Int(1, 10**6), "norm_adv": config.BOOL, "clip_coef": config.Float(0.0),
     "clip_vloss": config.BOOL, "ent_coef": config.Float(), "vf_coef": config.Float(), "max_grad_norm": config.Float(0.0),
