@@ -150,3 +150,85 @@ def test_the_warm_configs_are_the_plain_ones_with_a_start():
     for a, b in ((plain, talk), (silent, twin)):
         assert {k for k in vars(a) if getattr(a, k) != getattr(b, k)} == {"name", "init_from"}
     assert talk.init_from == twin.init_from == "runs/signals/signals_conv_le_truc_4p_none_s{seed}/policy.pt"
+
+
+# ------------------------------------------------------------------ positive signalling and listening
+def speaker_batch(rules, legal_sets):
+    from train.algos.signals_biases import SignalBiases
+
+    b, L = SignalBiases(rules), layout_of(rules)
+    mask = torch.zeros((len(legal_sets), L.size), dtype=torch.bool)
+    for i, legal in enumerate(legal_sets):
+        mask[i, [L.signal + t for t in legal]] = True
+    return b, L, mask
+
+
+def test_positive_signalling_is_the_batch_mutual_information():
+    rules = make_rules("le_truc_4p")
+    b, L, mask = speaker_batch(rules, [[0, 1, 2]] * 4)  # the same legal tokens in every row
+    logits = torch.zeros((4, L.size))
+    mi, n = b.mutual_information(logits, mask)  # uniform whatever the hand: no information
+    assert n == 4 and abs(mi.item()) < 1e-6
+    for i, t in enumerate([0, 1, 2, 1]):  # (almost) deterministic, two rows alike: I = H(1/4, 1/2, 1/4)
+        logits[i, L.signal + t] = 40.0
+    mi, _ = b.mutual_information(logits, mask)
+    assert mi.item() == pytest.approx(-(0.25 * np.log(0.25) * 2 + 0.5 * np.log(0.5)), abs=1e-5)
+    # rows that are not a signal decision are left out; a batch without any gives 0 and no rows
+    other = torch.zeros_like(mask)
+    other[:, L.ACCEPT] = True
+    mi, n = b.mutual_information(logits, other)
+    assert n == 0 and mi.item() == 0.0
+
+
+def test_positive_listening_reads_the_partners_token_as_none():
+    rules = make_rules("le_truc_4p")
+    from train.algos.signals_biases import SignalBiases
+
+    b, enc, L = SignalBiases(rules), encoder_of(rules), layout_of(rules)
+    sig = enc.piece("signals")
+    F = feature_size(rules, FEATURES)
+    obs = torch.zeros((3, F))
+    for row, (sender, token) in enumerate([(2, 1), (0, 1), (2, 0)]):  # partner shows a 7; self shows a 7; partner none
+        base = sig.at(0)
+        obs[row, base] = 1.0
+        obs[row, base + 1 + sender] = 1.0
+        obs[row, base + 1 + rules.players + token] = 1.0
+    rows, cf = b.listener_rows(obs)
+    assert rows.tolist() == [True, False, False]
+    changed = (cf[0] != obs[0]).nonzero().flatten().tolist()
+    tok = sig.at(0) + 1 + rules.players
+    assert changed == [tok, tok + 1] and cf[0, tok] == 1.0 and cf[0, tok + 1] == 0.0
+    mask = torch.zeros((3, L.size), dtype=torch.bool)
+    mask[:, L.play:L.play + 3] = True
+    deaf = PolicyNet(F, L.size, [8])
+    with torch.no_grad():
+        deaf.actor[0].weight[:, sig.slice] = 0.0  # a listener that ignores the signals: no influence at all
+    tv, n = b.listening(deaf, obs, mask, deaf.actor(obs))
+    assert n == 1 and tv.item() == 0.0
+    hearing = PolicyNet(F, L.size, [8])
+    with torch.no_grad():
+        hearing.actor[0].weight[:, sig.slice] = torch.randn(8, sig.size) * 3.0  # each token its own weights
+        hearing.actor[-1].weight.normal_(0, 1.0)
+    tv, n = b.listening(hearing, obs, mask, hearing.actor(obs))
+    assert n == 1 and tv.item() > 1e-3
+
+
+def test_the_biases_change_the_run_and_are_logged(tmp_path):
+    plain = ppo.train(tiny(tmp_path, "plain"))["net"].state_dict()
+    biased = ppo.train(tiny(tmp_path, "biased", signal_coef=0.05, listen_coef=0.05))["net"].state_dict()
+    assert any(not torch.allclose(plain[k], biased[k]) for k in plain)
+    rows = torch.load(os.path.join(str(tmp_path), "biased", "checkpoint.pt"), weights_only=False)["history"]
+    assert all("signal_mi" in r and "listen_tv" in r and r["signal_mi"] > 0 for r in rows)
+    rows = torch.load(os.path.join(str(tmp_path), "plain", "checkpoint.pt"), weights_only=False)["history"]
+    assert all("signal_mi" not in r for r in rows)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(signal_coef=-0.1), "signal_coef"),
+    (dict(listen_coef=0.05, options=SILENT), "need a 2 vs 2 game with a signal channel"),
+    (dict(signal_coef=0.05, variant="le_truc", options={}), "need a 2 vs 2 game with a signal channel"),
+])
+def test_bad_bias_settings_are_refused_in_one_line(tmp_path, kw, match):
+    with pytest.raises(TrucError, match=match) as e:
+        ppo.start_run(tiny(tmp_path, "bad", **kw), resume=False)
+    assert "\n" not in str(e.value)

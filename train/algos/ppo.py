@@ -324,6 +324,12 @@ def update_epochs(run: Run, buf, update: int) -> dict:
         if cfg.magnet == "moving" and (run.magnet is None or (update - 1) % cfg.magnet_update_every == 0):
             run.magnet = copy.deepcopy(net).eval().requires_grad_(False)
     magnet = run.magnet
+    biases = None
+    if cfg.signal_coef or cfg.listen_coef:
+        from train.algos.signals_biases import SignalBiases
+
+        biases = SignalBiases(run.rules)
+    signal_mi = listen_tv = 0.0
     net.train()
     clipfracs, approx_kl, pg_loss, v_loss, entropy, magnet_kl = [], torch.zeros(()), 0.0, 0.0, 0.0, 0.0
     for _epoch in range(cfg.update_epochs):
@@ -351,6 +357,13 @@ def update_epochs(run: Run, buf, update: int) -> dict:
                 vl = 0.5 * ((newv - b_ret[mb]) ** 2).mean()
             ent_mean = ent.mean()
             loss = pg - cfg.ent_coef * ent_mean + cfg.vf_coef * vl
+            if biases is not None:  # Eccles et al.'s positive signalling and listening, maximised
+                mb_obs, mb_mask = b_obs.index_select(0, mb), b_mask[mb]
+                logits = net.actor(mb_obs)
+                mi, _ = biases.mutual_information(logits, mb_mask)
+                tv, _ = biases.listening(net, mb_obs, mb_mask, logits)
+                loss = loss - cfg.signal_coef * mi - cfg.listen_coef * tv
+                signal_mi, listen_tv = mi.item(), tv.item()
             if mmd:
                 # reverse KL to the magnet over the legal actions: sum_a pi(a) (log pi(a) - log m(a))
                 mb_mask = b_mask[mb]
@@ -377,6 +390,8 @@ def update_epochs(run: Run, buf, update: int) -> dict:
              "clipfrac": float(np.mean(clipfracs)), "explained_variance": explained_var}
     if mmd:
         stats["magnet_kl"], stats["magnet_coef"] = magnet_kl, magnet_coef
+    if biases is not None:
+        stats["signal_mi"], stats["listen_tv"] = signal_mi, listen_tv
     return stats
 
 
@@ -396,6 +411,8 @@ def metrics_row(run: Run, update: int, buf, episodes: list, stats: dict, elapsed
     }
     if "magnet_kl" in stats:
         row["magnet_kl"], row["magnet_coef"] = stats["magnet_kl"], stats["magnet_coef"]
+    if "signal_mi" in stats:
+        row["signal_mi"], row["listen_tv"] = stats["signal_mi"], stats["listen_tv"]
     for spec in cfg.fixed_opponents:
         rets = [ret for label, ret, _ in episodes if label == spec]
         if rets:

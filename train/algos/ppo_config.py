@@ -115,6 +115,12 @@ class PPOConfig(config.RunConfig):
     """value loss weight"""
     max_grad_norm: float = 0.5
     """gradient norm clipping"""
+    signal_coef: float = 0.0
+    """positive signalling (Eccles et al. 2019; 2 vs 2 with a channel): maximise this weight times the batch
+    estimate of I(observation; token) at the speakers' decisions (:mod:`train.algos.signals_biases`)"""
+    listen_coef: float = 0.0
+    """positive listening: maximise this weight times the total variation between the listener's policy and
+    its policy had the partner shown nothing (:mod:`train.algos.signals_biases`)"""
     target_kl: float | None = None
     """stop an update's epochs early when the approximate KL passes this (None: never)"""
     # --- league
@@ -203,6 +209,13 @@ class PPOConfig(config.RunConfig):
             init_path(self.init_from, self.seed)
         need(0.0 < self.init_instruct_none < 1.0, f"init_instruct_none must be above 0 and below 1, "
              f"got {self.init_instruct_none}")
+        if self.signal_coef or self.listen_coef:
+            from train.algos.signals_biases import SignalBiases
+
+            try:
+                SignalBiases(rules)
+            except TrucError as e:
+                need(False, f"signal_coef / listen_coef: {e}")
         if self.other_play:
             try:
                 signals_otherplay.check_applies(rules)
@@ -250,7 +263,8 @@ PPOConfig.SCHEMA = {
     "anneal_lr": config.BOOL, "gamma": _PROB, "gae_lambda": _PROB, "update_epochs": config.Int(1, 10**6),
     "num_minibatches": config.Int(1, 10**6), "norm_adv": config.BOOL, "clip_coef": config.Float(0.0),
     "clip_vloss": config.BOOL, "ent_coef": config.Float(), "vf_coef": config.Float(), "max_grad_norm": config.Float(0.0),
-    "target_kl": config.Float(0.0, none=True), "self_play_prob": _PROB,
+    "target_kl": config.Float(0.0, none=True),
+    "signal_coef": config.Float(0.0), "listen_coef": config.Float(0.0), "self_play_prob": _PROB,
     "pool_scheme": config.Choice("latest", "uniform", "prioritized"), "snapshot_every": _COUNT,
     "pool_size": config.Int(1, 10**6), "pfsp_power": config.Float(0.0), "fixed_opponents": config.List(config.STR),
     "fixed_prob": _PROB, "fixed_options": config.Setting("dict", none=True), "fixed_batched": config.BOOL, "other_play": config.BOOL, "eval_opponent": config.STR, "eval_every": _COUNT, "eval_episodes": config.Int(1, 10**9),
