@@ -232,3 +232,51 @@ def test_bad_bias_settings_are_refused_in_one_line(tmp_path, kw, match):
     with pytest.raises(TrucError, match=match) as e:
         ppo.start_run(tiny(tmp_path, "bad", **kw), resume=False)
     assert "\n" not in str(e.value)
+
+
+# ------------------------------------------------------------------ the listener's belief head
+def test_belief_targets_are_the_partners_unplayed_cards_in_both_rollout_paths():
+    from agents.network import encode_state
+    from train.algos.belief import targets_of_hands, targets_of_states
+    from truc_env.batch.vector import VectorEnv
+    from truc_env.game.engine import State, sample_chance
+
+    rules = make_rules("le_truc_4p")
+    enc = encoder_of(rules)
+    hand = enc.piece("hand").slice
+    rng = np.random.default_rng(0)
+    checked = 0
+    st = State(rules, episode="hand", dealer=1)
+    while not st.is_terminal():  # engine tables: the target is what the partner's own observation shows as its hand
+        if st.is_chance_node():
+            st.apply_action(sample_chance(st, rng))
+            continue
+        seat = st.current_player()
+        want = encode_state(st, (seat + 2) % 4, "observation")[hand]
+        assert np.array_equal(targets_of_states([(st, seat)], rules)[0], want)
+        checked += 1
+        st.apply_action(int(rng.choice(st.legal_actions())))
+    for backend in ("numba", "loop"):  # the batched engine: its hands are what each seat's observation shows
+        venv = VectorEnv(rules, 8, episode="hand", reward="points", dealer="random", backend=backend)
+        obs, mask, seat = venv.reset(seed=3)
+        for _ in range(30):
+            own = targets_of_hands(venv.hands, (venv._seat + 2) % 4, rules)  # the partner of the partner: the seat
+            assert np.array_equal(own, venv._obs[:, hand])
+            acts = venv.random_actions()
+            venv.step(acts)
+            checked += 1
+    assert checked > 60
+
+
+def test_the_belief_head_changes_the_run_is_saved_and_refused_without_partners(tmp_path):
+    plain = ppo.train(tiny(tmp_path, "plain"))["net"].state_dict()
+    held = ppo.train(tiny(tmp_path, "belief", belief_coef=0.5))["net"].state_dict()
+    assert any(not torch.allclose(plain[k], held[k]) for k in plain)
+    ck = torch.load(os.path.join(str(tmp_path), "belief", "checkpoint.pt"), weights_only=False)
+    assert set(ck["belief"]) == {"out.weight", "out.bias"} and all(r["belief_loss"] > 0 for r in ck["history"])
+    assert "belief" not in torch.load(os.path.join(str(tmp_path), "belief", "policy.pt"), weights_only=True)
+    for kw, match in ((dict(belief_coef=0.5, variant="le_truc", options={}), "belief_coef needs a 2 vs 2 game"),
+                      (dict(belief_coef=-1.0), "belief_coef")):
+        with pytest.raises(TrucError, match=match) as e:
+            ppo.start_run(tiny(tmp_path, "bad", **kw), resume=False)
+        assert "\n" not in str(e.value)

@@ -121,6 +121,7 @@ class Run:
     league: League
     average: IterateAverage | None
     magnet: PolicyNet | None = None  # mmd with a moving magnet: the frozen policy the loss pulls towards
+    belief: nn.Module | None = None  # belief_coef: the head predicting the partner's cards (train.algos.belief)
     history: list = field(default_factory=list)
     start_update: int = 1
     global_step: int = 0
@@ -238,9 +239,15 @@ def start_run(cfg: PPOConfig, resume: bool) -> tuple[Run, dict]:
     if init is not None:  # warm start: the weights drawn above are replaced (the RNG draws stay the same)
         net.load_state_dict({k: v.to(device) for k, v in init[1].items()})
         print(f"ppo {cfg.name}: initialised from {init[0]}")
+    belief = None
+    if cfg.belief_coef:
+        from train.algos.belief import BeliefHead
+
+        belief = BeliefHead(cfg.hidden[-1], len(rules.deck)).to(device)
+    params = list(net.parameters()) + (list(belief.parameters()) if belief is not None else [])
     run = Run(cfg, rules, run_dir, device, rng, gen, net,
-              torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5), League(cfg),
-              IterateAverage(cfg, rules) if cfg.average != "none" else None)
+              torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5), League(cfg),
+              IterateAverage(cfg, rules) if cfg.average != "none" else None, belief=belief)
     if resume:
         resume_run(run, meta)
     return run, opponents
@@ -266,6 +273,8 @@ def resume_run(run: Run, meta: dict) -> None:
         run.history = list(ck["history"])
         if run.average is not None and "average" in ck:
             run.average.load_state_dict(ck["average"])
+        if run.belief is not None and "belief" in ck:
+            run.belief.load_state_dict(ck["belief"])
         if "magnet" in ck:
             run.magnet = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden, init=False).to(run.device)
             run.magnet.load_state_dict(ck["magnet"])
@@ -329,7 +338,9 @@ def update_epochs(run: Run, buf, update: int) -> dict:
         from train.algos.signals_biases import SignalBiases
 
         biases = SignalBiases(run.rules)
-    signal_mi = listen_tv = 0.0
+    signal_mi = listen_tv = belief_loss = 0.0
+    b_bel = torch.as_tensor(buf.belief, device=device) if run.belief is not None else None
+    params = list(net.parameters()) + (list(run.belief.parameters()) if run.belief is not None else [])
     net.train()
     clipfracs, approx_kl, pg_loss, v_loss, entropy, magnet_kl = [], torch.zeros(()), 0.0, 0.0, 0.0, 0.0
     for _epoch in range(cfg.update_epochs):
@@ -364,6 +375,10 @@ def update_epochs(run: Run, buf, update: int) -> dict:
                 tv, _ = biases.listening(net, mb_obs, mb_mask, logits)
                 loss = loss - cfg.signal_coef * mi - cfg.listen_coef * tv
                 signal_mi, listen_tv = mi.item(), tv.item()
+            if run.belief is not None:  # the listener's auxiliary task: the partner's unplayed cards
+                bl = run.belief.loss(net, b_obs.index_select(0, mb), b_bel.index_select(0, mb))
+                loss = loss + cfg.belief_coef * bl
+                belief_loss = bl.item()
             if mmd:
                 # reverse KL to the magnet over the legal actions: sum_a pi(a) (log pi(a) - log m(a))
                 mb_mask = b_mask[mb]
@@ -378,7 +393,7 @@ def update_epochs(run: Run, buf, update: int) -> dict:
                 magnet_kl = kl.item()
             run.optimizer.zero_grad()
             loss.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
             run.optimizer.step()
             pg_loss, v_loss, entropy = pg.item(), vl.item(), ent_mean.item()
         if cfg.target_kl is not None and approx_kl.item() > cfg.target_kl:
@@ -392,6 +407,8 @@ def update_epochs(run: Run, buf, update: int) -> dict:
         stats["magnet_kl"], stats["magnet_coef"] = magnet_kl, magnet_coef
     if biases is not None:
         stats["signal_mi"], stats["listen_tv"] = signal_mi, listen_tv
+    if run.belief is not None:
+        stats["belief_loss"] = belief_loss
     return stats
 
 
@@ -413,6 +430,8 @@ def metrics_row(run: Run, update: int, buf, episodes: list, stats: dict, elapsed
         row["magnet_kl"], row["magnet_coef"] = stats["magnet_kl"], stats["magnet_coef"]
     if "signal_mi" in stats:
         row["signal_mi"], row["listen_tv"] = stats["signal_mi"], stats["listen_tv"]
+    if "belief_loss" in stats:
+        row["belief_loss"] = stats["belief_loss"]
     for spec in cfg.fixed_opponents:
         rets = [ret for label, ret, _ in episodes if label == spec]
         if rets:
@@ -436,6 +455,8 @@ def save_checkpoint(run: Run, update: int, elapsed: float) -> None:
         ck["average"] = run.average.state_dict()
     if run.magnet is not None:
         ck["magnet"] = {k: v.detach().cpu() for k, v in run.magnet.state_dict().items()}
+    if run.belief is not None:
+        ck["belief"] = {k: v.detach().cpu() for k, v in run.belief.state_dict().items()}
     save_atomic(ck, run.checkpoint_path)
     if cfg.keep_every and update % cfg.keep_every == 0:
         save_atomic(ck, os.path.join(run.run_dir, f"checkpoint_{update}.pt"))

@@ -121,6 +121,9 @@ class PPOConfig(config.RunConfig):
     listen_coef: float = 0.0
     """positive listening: maximise this weight times the total variation between the listener's policy and
     its policy had the partner shown nothing (:mod:`train.algos.signals_biases`)"""
+    belief_coef: float = 0.0
+    """listener auxiliary loss (2 vs 2): a head on the actor's last hidden layer predicts the partner's unplayed
+    cards (binary cross-entropy, this weight; :mod:`train.algos.belief`); not part of ``policy.pt``"""
     target_kl: float | None = None
     """stop an update's epochs early when the approximate KL passes this (None: never)"""
     # --- league
@@ -209,6 +212,13 @@ class PPOConfig(config.RunConfig):
             init_path(self.init_from, self.seed)
         need(0.0 < self.init_instruct_none < 1.0, f"init_instruct_none must be above 0 and below 1, "
              f"got {self.init_instruct_none}")
+        if self.belief_coef:
+            from train.algos.belief import check_applies as belief_applies
+
+            try:
+                belief_applies(rules)
+            except TrucError as e:
+                need(False, str(e))
         if self.signal_coef or self.listen_coef:
             from train.algos.signals_biases import SignalBiases
 
@@ -264,7 +274,7 @@ PPOConfig.SCHEMA = {
     "num_minibatches": config.Int(1, 10**6), "norm_adv": config.BOOL, "clip_coef": config.Float(0.0),
     "clip_vloss": config.BOOL, "ent_coef": config.Float(), "vf_coef": config.Float(), "max_grad_norm": config.Float(0.0),
     "target_kl": config.Float(0.0, none=True),
-    "signal_coef": config.Float(0.0), "listen_coef": config.Float(0.0), "self_play_prob": _PROB,
+    "signal_coef": config.Float(0.0), "listen_coef": config.Float(0.0), "belief_coef": config.Float(0.0), "self_play_prob": _PROB,
     "pool_scheme": config.Choice("latest", "uniform", "prioritized"), "snapshot_every": _COUNT,
     "pool_size": config.Int(1, 10**6), "pfsp_power": config.Float(0.0), "fixed_opponents": config.List(config.STR),
     "fixed_prob": _PROB, "fixed_options": config.Setting("dict", none=True), "fixed_batched": config.BOOL, "other_play": config.BOOL, "eval_opponent": config.STR, "eval_every": _COUNT, "eval_episodes": config.Int(1, 10**9),
