@@ -44,10 +44,12 @@ def input_map(src_rules, dst_rules, features: str) -> list[tuple[int, int, int]]
     es, ed = encoder_of(src_rules), encoder_of(dst_rules)
     out = []
     for name, size, _ in es.sections:
-        if not ed.has(name) or ed.shape[name] != es.shape[name]:
+        src = es.piece(name)
+        dst = ed.piece(name) if ed.has(name) else None
+        if dst is None or dst.shape != src.shape:
             raise TrucError(f"init_from: the observation section {name!r} of {src_rules.variant} "
                             f"{dict(src_rules.options)} has no counterpart of the same size in the run's Rules")
-        out.append((es.offset[name], ed.offset[name], size))
+        out.append((src.offset, dst.offset, size))
     if features == "observation+strength":
         out.append((es.size, ed.size, strength_size(src_rules)))
     elif features != "observation":
