@@ -14,6 +14,7 @@ class Buffer:
 
     def __init__(self):
         self._obs, self._mask = [], []  # blocks of rows
+        self._belief = []  # blocks of rows: the partner's cards at each transition (PPO's belief_coef only)
         self.action, self.logp, self.value = [], [], []
         self.reward, self.done, self.nxt = [], [], []
 
@@ -29,6 +30,11 @@ class Buffer:
     def mask(self) -> np.ndarray:
         """(n, actions) bool: every transition's legal actions, in order."""
         return self._joined(self._mask)
+
+    @property
+    def belief(self) -> np.ndarray:
+        """(n, deck) float32: the cards the partner held at each transition (``belief_coef`` runs only)."""
+        return self._joined(self._belief)
 
     @staticmethod
     def _joined(blocks: list) -> np.ndarray:
@@ -47,6 +53,8 @@ class Buffer:
             if len(part):
                 out._obs.append(part.obs)
                 out._mask.append(part.mask)
+                if part._belief:
+                    out._belief.append(part.belief)
             out.action += part.action
             out.logp += part.logp
             out.value += part.value
@@ -60,8 +68,11 @@ class Buffer:
         they were received read-only (Ray's object store hands out views of its memory)."""
         self._obs = [np.array(self.obs)] if self._obs else []
         self._mask = [np.array(self.mask)] if self._mask else []
+        self._belief = [np.array(self.belief)] if self._belief else []
 
-    def add(self, obs, mask, action, logp, value) -> int:
+    def add(self, obs, mask, action, logp, value, belief=None) -> int:
+        if belief is not None:
+            self._belief.append(np.asarray(belief)[None])
         self._obs.append(np.asarray(obs)[None])
         self._mask.append(np.asarray(mask)[None])
         self.action.append(action)
@@ -72,9 +83,11 @@ class Buffer:
         self.nxt.append(-1)
         return len(self.action) - 1
 
-    def extend(self, obs, mask, action, logp, value) -> int:
+    def extend(self, obs, mask, action, logp, value, belief=None) -> int:
         """Add a batch of transitions (rows of fresh arrays, kept as they are); returns the index of the first."""
         j, k = len(self.action), len(action)
+        if belief is not None:
+            self._belief.append(belief)
         self._obs.append(obs)
         self._mask.append(mask)
         self.action.extend(action.tolist())

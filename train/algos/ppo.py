@@ -128,6 +128,7 @@ class Run:
     average: IterateAverage | None
     magnet: PolicyNet | None = None  # mmd with a moving magnet: the frozen policy the loss pulls towards
     shard_generators: list = field(default_factory=list)  # rollout_shards > 1: each shard's (rng, gen)
+    belief: nn.Module | None = None  # belief_coef: the head predicting the partner's cards (train.algos.belief)
     history: list = field(default_factory=list)
     start_update: int = 1
     global_step: int = 0
@@ -234,7 +235,11 @@ def start_run(cfg: PPOConfig, resume: bool) -> tuple[Run, dict]:
     opponents = {spec: make_agent(spec, fixed_rules(cfg, rules), seed=0)
                  for spec in dict.fromkeys([*cfg.fixed_opponents, cfg.eval_opponent])}
     meta = net_meta(cfg, rules)
-    start = initial_network(cfg, rules, meta) if cfg.init_from and not resume else None  # refused before the folder
+    init = None
+    if cfg.init_from and not resume:  # read and checked before the run folder is made
+        from train.algos.warm_start import initial_state
+
+        init = initial_state(cfg, rules)
     config.output_folder(run_dir, "out_dir")
 
     # seeding, in one block
@@ -250,25 +255,22 @@ def start_run(cfg: PPOConfig, resume: bool) -> tuple[Run, dict]:
     shard_gens = [shard_generators(cfg, i, device) for i in range(cfg.rollout_shards)] if cfg.rollout_shards > 1 else []
 
     net = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden).to(device)
+    if init is not None:  # warm start: the weights drawn above are replaced (the RNG draws stay the same)
+        net.load_state_dict({k: v.to(device) for k, v in init[1].items()})
+        print(f"ppo {cfg.name}: initialised from {init[0]}")
+    belief = None
+    if cfg.belief_coef:
+        from train.algos.belief import BeliefHead
+
+        belief = BeliefHead(cfg.hidden[-1], len(rules.deck)).to(device)
+    params = list(net.parameters()) + (list(belief.parameters()) if belief is not None else [])
     run = Run(cfg, rules, run_dir, device, rng, gen, net,
-              torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, eps=1e-5), League(cfg),
-              IterateAverage(cfg, rules) if cfg.average != "none" else None, shard_generators=shard_gens)
+              torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5), League(cfg),
+              IterateAverage(cfg, rules) if cfg.average != "none" else None, shard_generators=shard_gens,
+              belief=belief)
     if resume:
         resume_run(run, meta)
-    elif start is not None:
-        net.load_state_dict(start)  # after the seeding: the rollouts' draws are those of a fresh run
     return run, opponents
-
-
-def initial_network(cfg: PPOConfig, rules, meta: dict) -> dict:
-    """The parameters of ``init_from`` (a warm start; the optimiser starts fresh), checked against the run."""
-    path = cfg.init_from
-    if not os.path.exists(path):
-        raise TrucError(f"init_from: no network at {path}")
-    ck = read_checkpoint(path, rules)  # refuses a network of other Rules
-    if ck["net"] != meta:
-        raise TrucError(f"init_from: {path} has network {ck['net']}, the config asks for {meta}")
-    return ck["model"]
 
 
 def resume_run(run: Run, meta: dict) -> None:
@@ -298,6 +300,8 @@ def resume_run(run: Run, meta: dict) -> None:
         run.history = list(ck["history"])
         if run.average is not None and "average" in ck:
             run.average.load_state_dict(ck["average"])
+        if run.belief is not None and "belief" in ck:
+            run.belief.load_state_dict(ck["belief"])
         if "magnet" in ck:
             run.magnet = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden, init=False).to(run.device)
             run.magnet.load_state_dict(ck["magnet"])
@@ -339,6 +343,14 @@ def update_epochs(run: Run, buf, update: int) -> dict:
         if cfg.magnet == "moving" and (run.magnet is None or (update - 1) % cfg.magnet_update_every == 0):
             run.magnet = copy.deepcopy(net).eval().requires_grad_(False)
     magnet = run.magnet
+    biases = None
+    if cfg.signal_coef or cfg.listen_coef:
+        from train.algos.signals_biases import SignalBiases
+
+        biases = SignalBiases(run.rules)
+    signal_mi = listen_tv = belief_loss = 0.0
+    b_bel = torch.as_tensor(buf.belief, device=device) if run.belief is not None else None
+    params = list(net.parameters()) + (list(run.belief.parameters()) if run.belief is not None else [])
     net.train()
     clipfracs, approx_kl, pg_loss, v_loss, entropy, magnet_kl = [], torch.zeros(()), 0.0, 0.0, 0.0, 0.0
     for _epoch in range(cfg.update_epochs):
@@ -366,6 +378,17 @@ def update_epochs(run: Run, buf, update: int) -> dict:
                 vl = 0.5 * ((newv - b_ret[mb]) ** 2).mean()
             ent_mean = ent.mean()
             loss = pg - cfg.ent_coef * ent_mean + cfg.vf_coef * vl
+            if biases is not None:  # Eccles et al.'s positive signalling and listening, maximised
+                mb_obs, mb_mask = b_obs.index_select(0, mb), b_mask[mb]
+                logits = net.actor(mb_obs)
+                mi, _ = biases.mutual_information(logits, mb_mask)
+                tv, _ = biases.listening(net, mb_obs, mb_mask, logits)
+                loss = loss - cfg.signal_coef * mi - cfg.listen_coef * tv
+                signal_mi, listen_tv = mi.item(), tv.item()
+            if run.belief is not None:  # the listener's auxiliary task: the partner's unplayed cards
+                bl = run.belief.loss(net, b_obs.index_select(0, mb), b_bel.index_select(0, mb))
+                loss = loss + cfg.belief_coef * bl
+                belief_loss = bl.item()
             if mmd:
                 # reverse KL to the magnet over the legal actions: sum_a pi(a) (log pi(a) - log m(a))
                 mb_mask = b_mask[mb]
@@ -380,7 +403,7 @@ def update_epochs(run: Run, buf, update: int) -> dict:
                 magnet_kl = kl.item()
             run.optimizer.zero_grad()
             loss.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
             run.optimizer.step()
             pg_loss, v_loss, entropy = pg.item(), vl.item(), ent_mean.item()
         if cfg.target_kl is not None and approx_kl.item() > cfg.target_kl:
@@ -392,6 +415,10 @@ def update_epochs(run: Run, buf, update: int) -> dict:
              "clipfrac": float(np.mean(clipfracs)), "explained_variance": explained_var}
     if mmd:
         stats["magnet_kl"], stats["magnet_coef"] = magnet_kl, magnet_coef
+    if biases is not None:
+        stats["signal_mi"], stats["listen_tv"] = signal_mi, listen_tv
+    if run.belief is not None:
+        stats["belief_loss"] = belief_loss
     return stats
 
 
@@ -411,6 +438,10 @@ def metrics_row(run: Run, update: int, buf, episodes: list, stats: dict, elapsed
     }
     if "magnet_kl" in stats:
         row["magnet_kl"], row["magnet_coef"] = stats["magnet_kl"], stats["magnet_coef"]
+    if "signal_mi" in stats:
+        row["signal_mi"], row["listen_tv"] = stats["signal_mi"], stats["listen_tv"]
+    if "belief_loss" in stats:
+        row["belief_loss"] = stats["belief_loss"]
     for spec in cfg.fixed_opponents:
         rets = [ret for label, ret, _ in episodes if label == spec]
         if rets:
@@ -437,6 +468,8 @@ def save_checkpoint(run: Run, update: int, elapsed: float) -> None:
         ck["average"] = run.average.state_dict()
     if run.magnet is not None:
         ck["magnet"] = {k: v.detach().cpu() for k, v in run.magnet.state_dict().items()}
+    if run.belief is not None:
+        ck["belief"] = {k: v.detach().cpu() for k, v in run.belief.state_dict().items()}
     save_atomic(ck, run.checkpoint_path)
     if cfg.keep_every and update % cfg.keep_every == 0:
         save_atomic(ck, os.path.join(run.run_dir, f"checkpoint_{update}.pt"))

@@ -73,8 +73,13 @@ class PPOConfig(config.RunConfig):
     hidden: list = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the actor and of the critic"""
     init_from: str = ""
-    """start from this ``policy.pt`` / checkpoint's network (its features and hidden sizes must be these
-    and its Rules the run's; "": fresh orthogonal weights). The optimiser starts fresh."""
+    """start from this ``policy.pt`` instead of random weights (``{seed}`` is replaced by the run's seed): a
+    policy of the same variant, features and hidden sizes, possibly for Rules without some sections of this
+    run's observation and actions (the signal channel): those start at zero weight, the rest is copied, so
+    the network plays as the source did (:mod:`train.algos.warm_start`). Not applied on ``--resume``."""
+    init_instruct_none: float = 0.9
+    """with ``init_from`` from Rules without governor instructions: the probability of ``instruct none`` at
+    the start (above 0, below 1; the other instructions share the rest equally)"""
     # --- learning algorithm
     algorithm: str = "ppo"
     """``ppo``: clipped PPO (CleanRL's loss); ``mmd``: magnetic mirror descent (Sokota et al. 2023) as a
@@ -122,6 +127,15 @@ class PPOConfig(config.RunConfig):
     """value loss weight"""
     max_grad_norm: float = 0.5
     """gradient norm clipping"""
+    signal_coef: float = 0.0
+    """positive signalling (Eccles et al. 2019; 2 vs 2 with a channel): maximise this weight times the batch
+    estimate of I(observation; token) at the speakers' decisions (:mod:`train.algos.signals_biases`)"""
+    listen_coef: float = 0.0
+    """positive listening: maximise this weight times the total variation between the listener's policy and
+    its policy had the partner shown nothing (:mod:`train.algos.signals_biases`)"""
+    belief_coef: float = 0.0
+    """listener auxiliary loss (2 vs 2): a head on the actor's last hidden layer predicts the partner's unplayed
+    cards (binary cross-entropy, this weight; :mod:`train.algos.belief`); not part of ``policy.pt``"""
     target_kl: float | None = None
     """stop an update's epochs early when the approximate KL passes this (None: never)"""
     # --- league
@@ -204,6 +218,26 @@ class PPOConfig(config.RunConfig):
         if self.average != "none" and rules.vira:
             need(False, "average needs a game without a vira (the average is kept on the tree of one hand; "
                  "heads-up Paulista has one per vira); exploitability_every alone measures it")
+        if self.init_from:
+            from train.algos.warm_start import init_path
+
+            init_path(self.init_from, self.seed)
+        need(0.0 < self.init_instruct_none < 1.0, f"init_instruct_none must be above 0 and below 1, "
+             f"got {self.init_instruct_none}")
+        if self.belief_coef:
+            from train.algos.belief import check_applies as belief_applies
+
+            try:
+                belief_applies(rules)
+            except TrucError as e:
+                need(False, str(e))
+        if self.signal_coef or self.listen_coef:
+            from train.algos.signals_biases import SignalBiases
+
+            try:
+                SignalBiases(rules)
+            except TrucError as e:
+                need(False, f"signal_coef / listen_coef: {e}")
         if self.other_play:
             try:
                 signals_otherplay.check_applies(rules)
@@ -256,11 +290,13 @@ PPOConfig.SCHEMA = {
     "time_limit_minutes": config.Float(0.0), "num_envs": config.Int(1, 1 << 20), "steps_per_update": _COUNT,
     "rollout": config.Choice(*ROLLOUTS), "rollout_shards": config.Int(1, 1 << 20),
     "backend": config.Choice(*BACKENDS), "workers": config.WORKERS, "features": config.Choice(*FEATURES),
-    "hidden": config.List(config.Int(1, 1 << 16), min_len=1), "init_from": config.STR, "learning_rate": config.Float(0.0),
+    "hidden": config.List(config.Int(1, 1 << 16), min_len=1), "init_from": config.STR,
+    "init_instruct_none": config.Float(0.0, 1.0), "learning_rate": config.Float(0.0),
     "anneal_lr": config.BOOL, "gamma": _PROB, "gae_lambda": _PROB, "update_epochs": config.Int(1, 10**6),
     "num_minibatches": config.Int(1, 10**6), "norm_adv": config.BOOL, "clip_coef": config.Float(0.0),
     "clip_vloss": config.BOOL, "ent_coef": config.Float(), "vf_coef": config.Float(), "max_grad_norm": config.Float(0.0),
-    "target_kl": config.Float(0.0, none=True), "self_play_prob": _PROB,
+    "target_kl": config.Float(0.0, none=True),
+    "signal_coef": config.Float(0.0), "listen_coef": config.Float(0.0), "belief_coef": config.Float(0.0), "self_play_prob": _PROB,
     "pool_scheme": config.Choice("latest", "uniform", "prioritized"), "snapshot_every": _COUNT,
     "pool_size": config.Int(1, 10**6), "pfsp_power": config.Float(0.0), "fixed_opponents": config.List(config.STR),
     "fixed_prob": _PROB, "fixed_options": config.Setting("dict", none=True), "fixed_batched": config.BOOL, "other_play": config.BOOL, "eval_opponent": config.STR, "eval_every": _COUNT, "eval_episodes": config.Int(1, 10**9),

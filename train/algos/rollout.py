@@ -157,7 +157,12 @@ class VectorGames:
         if buf is None:
             return
         seats = self.seat[idx]
-        j = buf.extend(obs, masks, actions, logp, values)
+        belief = None
+        if self.cfg.belief_coef:
+            from train.algos.belief import targets_of_hands
+
+            belief = targets_of_hands(self.venv.hands[idx], seats, self.rules)
+        j = buf.extend(obs, masks, actions, logp, values, belief)
         js = np.arange(j, j + len(idx))
         buf.credit(self.pending[idx, seats].tolist(), self.acc[idx, seats].tolist(), js.tolist())
         self.acc[idx, seats] = 0.0  # a reward before a seat's first decision is nobody's doing
@@ -461,7 +466,12 @@ class Collector:
                     a = int(action[row])
                     assert masks[row, a], "masked sampling chose an illegal action"
                     if k < 0 and buf is not None:
-                        j = buf.add(obs[row], masks[row], a, float(logp[row]), float(value[row]))
+                        belief = None
+                        if cfg.belief_coef:
+                            from train.algos.belief import targets_of_states
+
+                            belief = targets_of_states([(t.state, s)], self.rules)[0]
+                        j = buf.add(obs[row], masks[row], a, float(logp[row]), float(value[row]), belief)
                         buf.credit([t.pending[s]], [t.acc[s]], [j])
                         t.acc[s] = 0.0  # a reward before a seat's first decision is nobody's doing
                         t.pending[s] = j

@@ -52,6 +52,7 @@ class Run:
     options: dict
     channel: bool
     twin: str | None = None  # the no-channel config whose run at the same seed is this run's twin
+    init_from: str | None = None  # the policy this run starts from (PPO's init_from at this seed)
 
     @property
     def policy(self) -> str:
@@ -136,6 +137,7 @@ Experiment.SCHEMA = {"workers": config.WORKERS, "seeds": config.List(config.SEED
 def load_experiment(path: str, overrides=()) -> dict:
     """The experiment file as a dict, checked; ``runs`` expanded into one :class:`Run` per seed."""
     from train.algos.ppo import PPOConfig
+    from train.algos.warm_start import init_path
 
     exp = config.load(Experiment, path, overrides, what="experiment")
     seeds = exp.seeds
@@ -147,7 +149,7 @@ def load_experiment(path: str, overrides=()) -> dict:
         entries.append((entry, make_rules(base.variant, **base.options)))
         for seed in entry.seeds or seeds:
             runs.append(Run(entry.config, seed, f"{base.name}_s{seed}", base.out_dir, base.variant, base.options,
-                            entry.channel))
+                            entry.channel, init_from=init_path(base.init_from, seed) if base.init_from else None))
     twins = find_twins(path, entries)
     for r in runs:
         r.twin = twins.get(r.config)
@@ -213,13 +215,16 @@ def _train_one(run: Run, steps: int | None, time_limit: float | None) -> str:
 
 def train_runs(exp: dict, steps: int | None = None, time_limit: float | None = None, workers: int | None = None,
                only: list[str] | None = None) -> list[Run]:
-    """Train every run of the experiment that has no ``policy.pt`` yet; returns the runs with one."""
+    """Train every run of the experiment that has no ``policy.pt`` yet; returns the runs with one.
+
+    A run that starts from another run's policy (``init_from``) waits for it: the runs are trained in
+    waves, each of the runs whose source is not still to be trained in this call."""
     todo = [r for r in exp["runs"] if not os.path.exists(r.policy) and (not only or r.name in only)]
     n = config.worker_count(int(workers or exp.get("workers", 2)))
-    if todo:
-        print(f"training {len(todo)} run(s), {n} at a time: {', '.join(r.name for r in todo)}", flush=True)
+    for wave in training_waves(todo):
+        print(f"training {len(wave)} run(s), {n} at a time: {', '.join(r.name for r in wave)}", flush=True)
         with ProcessPoolExecutor(max_workers=n) as pool:
-            futures = {pool.submit(_train_one, r, steps, time_limit): r for r in todo}
+            futures = {pool.submit(_train_one, r, steps, time_limit): r for r in wave}
             for fut, r in futures.items():
                 try:
                     fut.result()
@@ -227,6 +232,20 @@ def train_runs(exp: dict, steps: int | None = None, time_limit: float | None = N
                 except Exception as e:  # one failed run must not lose the others
                     print(f"run {r.name} failed: {e!r}", flush=True)
     return [r for r in exp["runs"] if os.path.exists(r.policy)]
+
+
+def training_waves(todo: list[Run]) -> list[list[Run]]:
+    """``todo`` in waves: each run after the run whose policy it starts from (``init_from``), if that one
+    is in ``todo`` too; the order of ``todo`` kept within a wave."""
+    waves = []
+    while todo:
+        pending = {os.path.normpath(r.policy) for r in todo}
+        wave = [r for r in todo if r.init_from is None or os.path.normpath(r.init_from) not in pending]
+        if not wave:
+            raise TrucError("the runs' init_from policies form a cycle: " + ", ".join(r.name for r in todo))
+        waves.append(wave)
+        todo = [r for r in todo if r not in wave]
+    return waves
 
 
 def run_experiment(path: str, steps: int | None = None, train: bool = True, deals: int | None = None,

@@ -268,6 +268,12 @@ class VectorEnv:
         return self._impl.dealers()
 
     @property
+    def hands(self) -> np.ndarray:
+        """(B, players, hand_size) each seat's unplayed cards of the current hand, as deck indices, -1
+        where a card was played or not dealt yet (hidden information: for training targets, not inputs)."""
+        return self._impl.hands_now()
+
+    @property
     def scores(self) -> np.ndarray:
         """(B, sides) each game's score now (at an episode's first decision: its starting score)."""
         return self._impl.scores()
@@ -631,6 +637,9 @@ class _ArrayImpl:
     def dealers(self):
         return self.g[:, self.K.F_DEALER].copy()
 
+    def hands_now(self):
+        return self.hands[:, :, :self.v.rules.hand_size].copy()
+
     def scores(self):
         return self.g[:, self.K.F_SCORE:self.K.F_SCORE + self.v.rules.n_sides].copy()
 
@@ -751,6 +760,17 @@ class _LoopImpl:
                 v._done[b] = True
                 self._new_episode(b)
             self._observe(b)
+
+    def hands_now(self):
+        r = self.v.rules
+        out = np.full((self.v.num_envs, r.players, r.hand_size), -1, np.int32)
+        index = {c: i for i, c in enumerate(r.deck)}
+        for b, st in enumerate(self.states):
+            for s in range(r.players):
+                for k, c in enumerate(st.hands[s][:r.hand_size]):
+                    if c >= 0:
+                        out[b, s, k] = index[c]
+        return out
 
     def first_illegal(self, actions):
         mask = self.v._mask
