@@ -241,7 +241,7 @@ def history_batch(rules, actors: np.ndarray, actions: np.ndarray, counts: np.nda
     ``seats[i]`` sees them. Equal to the engine's where every decision is public (no signals, no
     put passes): then the seat sees each action, and each entry is its actor and action one-hot."""
     enc = encoder_of(rules)
-    H, W, n = enc.history_len, enc.history_width, rules.players
+    (H, W), n = enc.piece("history").shape, rules.players
     B = len(seats)
     out = np.zeros((B, H * W), np.float32)
     k = np.arange(H)
