@@ -94,7 +94,7 @@ class VectorGames:
         self.actions = np.full(B, -1, np.int32)
         # history features: each game's decisions of its hand so far (absolute seat, action id)
         self.history = cfg.features in HISTORY_FEATURES
-        H = encoder_of(rules).history_len if self.history else 0
+        H = encoder_of(rules).piece("history").shape[0] if self.history else 0
         self.h_actor = np.zeros((B, H), np.int64)
         self.h_action = np.zeros((B, H), np.int64)
         self.seeded = False
