@@ -49,6 +49,7 @@ class ActionLayout:
 
         self.play = add("play", len(rules.deck))
         self.play_of = {c: self.play + i for i, c in enumerate(rules.deck)}  # card -> its play action
+        self.card_of_play = {a: c for c, a in self.play_of.items()}  # play action -> its card (the engine's hot path)
         self.slot = add("slot", rules.hand_size) if (rules.eleven and rules.blind) else -1
         self.call = {}
         for name in self._calls(rules):

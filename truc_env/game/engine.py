@@ -47,6 +47,9 @@ def _winner(counts: tuple, first: int, tie_rule: str, all_tied: int) -> int:
     return first if (tie_rule == "earliest" and first in top) else -1
 
 
+_DECIDED: dict = {}  # State._decided_winner's results: few keys per Rules (trick results, seats in)
+
+
 @cache
 def _sides_index(side_of: tuple, active: tuple) -> tuple[list, dict]:
     """The sides still in, ascending, and each one's index among them (read only: shared by the cache)."""
@@ -167,7 +170,7 @@ class State(Dealing, Calls):
     def legal_actions(self) -> list[int]:
         """Sorted legal action ids of the actor (empty at chance and terminal nodes)."""
         if self._legal is None:
-            self._legal = self._compute_legal()
+            self._legal = self._turn_legal() if self.phase == "turn" else self._compute_legal()
         return list(self._legal)  # a copy: callers may not corrupt the cache
 
     def apply_action(self, action: int) -> None:
@@ -181,6 +184,11 @@ class State(Dealing, Calls):
         legal = self._legal
         if legal and action in legal:  # a decision whose legal actions are known (reset at every change)
             self._legal = None
+            if self.phase == "turn":  # the commonest decision, straight to its rule
+                seat = self.turn
+                self.history.append((seat, action, 0))
+                self._apply_turn(seat, action)
+                return
             seat = self.current_player()
             self.history.append((seat, action, 0))
             self._apply(action, seat)
@@ -510,9 +518,10 @@ class State(Dealing, Calls):
 
     def _apply_turn(self, seat: int, a: int) -> None:
         L, r = self.L, self.rules
-        if a < L.play + len(L.deck) and a >= L.play:
+        card = L.card_of_play.get(a)
+        if card is not None:  # a card play: the commonest turn
             self.play_started = True
-            self._play(seat, L.deck[a - L.play])
+            self._play(seat, card)
         elif L.slot >= 0 and L.slot <= a < L.slot + r.hand_size:
             self.play_started = True
             self._play(seat, self.hands[seat][a - L.slot])
@@ -577,6 +586,8 @@ class State(Dealing, Calls):
 
     def _rest_not_partners(self, winner: int) -> bool:
         """Is a seat yet to play in this trick not of the trick winner's side?"""
+        if not self.rules.partnership:  # every other seat is a side of its own: any seat to play is one
+            return True
         side = self.rules.side_of
         played = {t for t, _ in self.trick}
         return any(side[s] != side[winner] for s in self.active if s not in played)
@@ -602,6 +613,16 @@ class State(Dealing, Calls):
 
     def _decided_winner(self) -> int | None:
         """The winning side (-1 for nobody) once no remaining trick can change it, else None."""
+        # a function of the rules, the seats in, the tricks' winners and the seat that breaks an all-tie
+        leaders = self.trick_leaders
+        key = (self.rules.key, self.active, tuple(self.trick_winners), leaders[0] if leaders else -1, self.dealer)
+        try:
+            return _DECIDED[key]
+        except KeyError:
+            out = _DECIDED[key] = self._find_decided_winner()
+            return out
+
+    def _find_decided_winner(self) -> int | None:
         r = self.rules
         side, active = r.side_of, self.active
         sides, index = _sides_index(side, active)
