@@ -209,6 +209,7 @@ class raw_env(AECEnv):
         self.action_spaces = {a: spaces.Discrete(A) for a in self.possible_agents}
         self._rng = np.random.default_rng()
         self.state_: State | None = None
+        self._masks: dict[tuple, np.ndarray] = {}  # legal actions -> their action mask (copied out)
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -240,9 +241,15 @@ class raw_env(AECEnv):
     def observe(self, agent):
         seat = self.agent_name_mapping[agent]
         st = self.state_
-        mask = np.zeros(self.layout.size, np.int8)
         if st.current_player() == seat:
-            mask.put(st.legal_actions(), 1)
+            legal = st.legal_tuple()
+            mask = self._masks.get(legal)
+            if mask is None:  # a legal set not seen yet: its mask, kept (a few dozen sets per Rules)
+                mask = self._masks[legal] = np.zeros(self.layout.size, np.int8)
+                mask.put(legal, 1)
+            mask = mask.copy()  # the caller's own: it may write to it
+        else:
+            mask = np.zeros(self.layout.size, np.int8)
         return {"observation": self.encoder.encode(st, seat), "action_mask": mask}
 
     def step(self, action) -> None:
@@ -254,27 +261,30 @@ class raw_env(AECEnv):
         st = self.state_
         seat = self.agent_name_mapping[agent]
         self._cumulative_rewards[agent] = 0.0
-        for a_ in self.rewards:
-            self.rewards[a_] = 0.0
-        if a not in st.legal_actions():
+        rewards = self.rewards
+        for a_ in rewards:
+            rewards[a_] = 0.0
+        if a not in st.legal_tuple():
             if self.illegal == "raise":
                 raise IllegalActionError(
                     f"{agent} (seat {seat}) cannot take action {a} "
                     f"({self._name(a)!r}) now; legal: "
                     + ", ".join(f"{x} {self.layout.to_string(x)}" for x in st.legal_actions()))
-            self.rewards[agent] = -1.0
+            rewards[agent] = -1.0
             self.terminations = dict.fromkeys(self.agents, True)
         else:
-            self._episode.play(a)
-            seat = self._episode.to_decision()
-            for name, rw in zip(self.possible_agents, self._episode.rewards()):
-                self.rewards[name] = rw
+            episode = self._episode
+            episode.play(a)
+            seat = episode.to_decision()
+            for name, rw in zip(self.possible_agents, episode.rewards()):
+                rewards[name] = rw
             if seat < 0:
                 self.terminations = dict.fromkeys(self.agents, True)
             else:
                 self.agent_selection = self.possible_agents[seat]
         self._accumulate_rewards()
-        self._deads_step_first()
+        if self.terminations[agent]:  # the episode ends for every agent at once: else no agent is dead
+            self._deads_step_first()
         if self.render_mode == "human":
             self.render()
 

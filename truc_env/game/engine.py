@@ -169,9 +169,17 @@ class State(Dealing, Calls):
 
     def legal_actions(self) -> list[int]:
         """Sorted legal action ids of the actor (empty at chance and terminal nodes)."""
-        if self._legal is None:
-            self._legal = self._turn_legal() if self.phase == "turn" else self._compute_legal()
-        return list(self._legal)  # a copy: callers may not corrupt the cache
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = tuple(self._turn_legal() if self.phase == "turn" else self._compute_legal())
+        return list(legal)  # a list of their own: callers may change it
+
+    def legal_tuple(self) -> tuple[int, ...]:
+        """:meth:`legal_actions` as a tuple computed once per state change (the environments' masks key on it)."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = tuple(self._turn_legal() if self.phase == "turn" else self._compute_legal())
+        return legal
 
     def apply_action(self, action: int) -> None:
         """Apply a decision or a chance outcome; an illegal one raises IllegalActionError.
@@ -203,9 +211,7 @@ class State(Dealing, Calls):
         if ph in ("intercept", "dealer"):
             self._apply_chance(action)
             return
-        if self._legal is None:
-            self._legal = self._compute_legal()
-        if action not in self._legal:
+        if action not in self.legal_tuple():
             seat = self.current_player()
             raise IllegalActionError(
                 f"seat {seat} cannot {self._describe(action)!r} now; legal: "

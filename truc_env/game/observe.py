@@ -292,6 +292,7 @@ class Encoder:
         ns = self.n_sides
         self._rel_side = [[(sd - r.side(seat)) % ns for sd in range(ns)] for seat in range(n)]
         self._card_index = [self.L.card_index.get(c, -1) for c in range(r.family.size)]
+        self._hand_at = [off["hand"] + i for i in self._card_index]  # card id -> its entry of the own hand
         self._slot_hi = self._slot_lo + self.hs
         self._call_kind = {"raise": 0, "redeal": 2, "rest": 1, "put": 1}
         self._manilhas: dict = {}
@@ -309,7 +310,8 @@ class Encoder:
         self._hand_hidden_ever = r.blind  # only a blind iron hand hides a seat's own cards
 
     def _indices(self, state: State, seat: int):
-        n = self.n
+        # plain loops over small lists: a comprehension is a function call of its own (Python 3.11)
+        n, hs = self.n, self.hs
         ci = self._card_index
         rel = self._rel[seat]
         ones: list[int] = []
@@ -318,20 +320,27 @@ class Encoder:
         has = self._has
 
         phase = state.phase
-        if phase in self._phase_index:
-            actor = state.current_player()
-            add(self.o_to_act + rel[actor])
-            add(self.o_decision + self._phase_index[phase])
+        decision = self._phase_index.get(phase)
+        if decision is not None:
+            add(self.o_to_act + rel[state.turn if phase == "turn" else state.current_player()])
+            add(self.o_decision + decision)
 
         dealt = state.hands[seat]
         if not self._hand_hidden_ever or sees_hand(state, seat, seat):
-            o = self.o_hand
-            ones += [o + ci[c] for c in dealt if c >= 0]
-        o = self.o_slots
-        ones += [o + i for i, c in enumerate(dealt[:self.hs]) if c >= 0]
+            hand_at = self._hand_at
+            for c in dealt:
+                if c >= 0:
+                    add(hand_at[c])
+        slot = self.o_slots
+        for i, c in enumerate(dealt):
+            if i == hs:
+                break
+            if c >= 0:
+                add(slot + i)
         if state.old_hands and has["first_hand"]:
             o = self.o_first_hand
-            ones += [o + ci[c] for c in state.old_hands[0][seat]]
+            for c in state.old_hands[0][seat]:
+                add(o + ci[c])
         if self._eleven_visibility and state.eleven_seat >= 0:
             partner = self.rules.partner(seat)
             if sees_hand(state, seat, partner):
@@ -344,17 +353,23 @@ class Encoder:
                 add(self.o_discarded + ci[state.discards[seat]])
 
         at = self._played_at[seat]
-        ones += [at[t][s] + ci[card] for t, s, card in state.played]
+        for t, s, card in state.played:
+            add(at[t][s] + ci[card])
         at = self._winner_at[seat]
-        ones += [at[t][w] for t, w in enumerate(state.trick_winners)]
+        t = 0
+        for w in state.trick_winners:
+            add(at[t][w])
+            t += 1
         at = self._leader_at[seat]
-        leaders = state.trick_leaders
-        ones += [at[t][s] for t, s in enumerate(leaders)]
-        t = len(leaders)
-        if t < self.hs and state.dealt and phase != "terminal":
+        t = 0
+        for s in state.trick_leaders:
+            add(at[t][s])
+            t += 1
+        if t < hs and state.dealt and phase != "terminal":
             add(at[t][state.leader])
         o = self.o_active
-        ones += [o + rel[s] for s in state.active]
+        for s in state.active:
+            add(o + rel[s])
 
         lr = state.last_raiser_side
         rel_side = self._rel_side[seat]
