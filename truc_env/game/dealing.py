@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from itertools import repeat
 
 from truc_env.errors import IllegalActionError, TrucError
 from truc_env.game.hand_rules import (
@@ -15,6 +16,8 @@ from truc_env.game.hand_rules import (
 )
 from truc_env.game.rules import Rules
 from truc_env.io.checks import check_action
+
+_INTS = {int}
 
 CHANCE = -1
 TERMINAL = -4
@@ -59,7 +62,9 @@ class Dealing:
         is not an undrawn card of the deck or there are more cards than draws left in this deal."""
         if self.phase != "deal":
             raise IllegalActionError(f"not dealing now (phase {self.phase!r}): no card can be dealt")
-        cards = [c if type(c) is int else check_action(c) for c in cards]
+        cards = list(cards)
+        if set(map(type, cards)) != _INTS:  # the types in C: no per-card Python test in the usual case
+            cards = [c if type(c) is int else check_action(c) for c in cards]
         seq = self.deal_seq
         k = len(cards)
         if k > len(seq):
@@ -74,7 +79,7 @@ class Dealing:
         del seq[len(seq) - k:]
         drawn.update(given)
         self.dealt += cards
-        self.history += [(CHANCE, card, DEAL_DRAW) for card in cards]
+        self.history += zip(repeat(CHANCE), cards, repeat(DEAL_DRAW))
         self.deal_order += targets
         hands = self.hands
         for card, target in zip(cards, targets):  # _draw's work, card after card
@@ -148,7 +153,7 @@ class Dealing:
 
     def _after_deal(self) -> None:
         r, d, n = self.rules, self.dealer, self.rules.players
-        self.dealt_hands = [list(h) for h in self.hands]
+        self.dealt_hands = list(map(list, self.hands))
         self.leader = self.turn = next_seat(d, n)
         if r.put_pass:
             self.pass_queue = [next_seat(d, n), d]

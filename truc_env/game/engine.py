@@ -274,8 +274,11 @@ class State(Dealing, Calls):
         return self.rules.partner(seat)
 
     def next_active(self, seat: int) -> int:
-        n, active = self.n, self.active
-        for k in range(1, n + 1):
+        n, active = self.rules.players, self.active
+        s = seat + 1 if seat + 1 < n else 0
+        if s in active:  # the usual case: the next seat is still in
+            return s
+        for k in range(2, n + 1):
             s = (seat + k) % n
             if s in active:
                 return s
@@ -297,56 +300,7 @@ class State(Dealing, Calls):
     # ------------------------------------------------------------------ hand set-up
     def _reset_hand_fields(self) -> None:
         r = self.rules
-        n = r.players
-        self.hands = [[] for _ in range(n)]
-        self.dealt_hands = [[] for _ in range(n)]
-        self.dealt = []
-        self.drawn = set()
-        self.deal_seq = []
-        self.vira = -1
-        self.strength = r.base_strength
-        self.redeal_used = False
-        self.old_hands = []
-        self.deal_order = []
-        self.active = tuple(range(n))
-        self.leader = 0
-        self.turn = 0
-        self.trick = []
-        self.trick_no = 0
-        self.trick_winners = []
-        self.trick_leaders = []
-        self.played = []
-        self.withdrawn = ()
-        self.play_started = False
-        self.level = 0
-        self.raises = 0
-        self.last_raiser_side = -1
-        self.all_in_called = False
-        self.all_in_accepted = False
-        self.special = ""
-        self.eleven_seat = -1
-        self.call_kind = ""
-        self.call_caller = -1
-        self.call_queue = []
-        self.call_level = 0
-        self.resigned = []
-        self.env_calls = []
-        self.env_caller = -1
-        self.env_queue = []
-        self.env_done = False
-        self.env_result = None
-        self.flor_seats = []
-        self.flor_sides = []  # sides whose flor is settled (sung, or answered "con flor")
-        self.flor_answerer = -1
-        self.flor_result = None
-        self.signal_queue = []
-        self.signals = []
-        self.intercept_queue = []
-        self.instruction = -1
-        self.pass_queue = []
-        self.given = [-1] * n
-        self.discards = [-1] * n
-        self.hand_points = [0] * r.n_sides
+        _hand_resetter(r.players, r.n_sides)(self, r.base_strength)
 
     def _begin_play(self) -> None:
         if self.rules.signals.mode != "none" and self.special != "iron":
@@ -571,7 +525,7 @@ class State(Dealing, Calls):
         active = self.active
         if len(trick) < len(active):
             # the rest of the trick is the winner's partners: the trick is his whatever they play
-            if winner < 0 or self._rest_not_partners(winner) or not self._decided_if(winner):
+            if winner < 0 or not self.rules.partnership or self._rest_not_partners(winner) or not self._decided_if(winner):
                 self._to_turn(self.next_active(seat))
                 return
         self.trick_winners.append(winner)
@@ -592,8 +546,6 @@ class State(Dealing, Calls):
 
     def _rest_not_partners(self, winner: int) -> bool:
         """Is a seat yet to play in this trick not of the trick winner's side?"""
-        if not self.rules.partnership:  # every other seat is a side of its own: any seat to play is one
-            return True
         side = self.rules.side_of
         played = {t for t, _ in self.trick}
         return any(side[s] != side[winner] for s in self.active if s not in played)
@@ -688,6 +640,35 @@ class State(Dealing, Calls):
             self.dealer = next_seat(self.dealer, self.n)
             self._begin_hand()
         self._legal = None
+
+
+# every field of a hand at its start, before the deal: (slot, Python expression over n players and s sides)
+_HAND_FIELDS = (
+    ("hands", "[{empty}]"), ("dealt_hands", "[{empty}]"), ("dealt", "[]"), ("drawn", "set()"), ("deal_seq", "[]"),
+    ("vira", "-1"), ("strength", "strength"), ("redeal_used", "False"), ("old_hands", "[]"), ("deal_order", "[]"),
+    ("active", "{seats}"), ("leader", "0"), ("turn", "0"), ("trick", "[]"), ("trick_no", "0"),
+    ("trick_winners", "[]"), ("trick_leaders", "[]"), ("played", "[]"), ("withdrawn", "()"),
+    ("play_started", "False"), ("level", "0"), ("raises", "0"), ("last_raiser_side", "-1"),
+    ("all_in_called", "False"), ("all_in_accepted", "False"), ("special", "''"), ("eleven_seat", "-1"),
+    ("call_kind", "''"), ("call_caller", "-1"), ("call_queue", "[]"), ("call_level", "0"), ("resigned", "[]"),
+    ("env_calls", "[]"), ("env_caller", "-1"), ("env_queue", "[]"), ("env_done", "False"), ("env_result", "None"),
+    ("flor_seats", "[]"), ("flor_sides", "[]"),  # flor_sides: sides whose flor is settled (sung, or answered "con flor")
+    ("flor_answerer", "-1"), ("flor_result", "None"), ("signal_queue", "[]"), ("signals", "[]"),
+    ("intercept_queue", "[]"), ("instruction", "-1"), ("pass_queue", "[]"), ("given", "[{minus}]"),
+    ("discards", "[{minus}]"), ("hand_points", "[{zeros}]"),
+)
+
+
+@cache
+def _hand_resetter(players: int, n_sides: int):
+    """``State._reset_hand_fields`` for a table size, straight-line with literal lists: a list display
+    costs a fifth of a comprehension, and every hand (and every new State) begins here."""
+    fill = {"empty": ", ".join(["[]"] * players), "seats": repr(tuple(range(players))),
+            "minus": ", ".join(["-1"] * players), "zeros": ", ".join(["0"] * n_sides)}
+    lines = ["def reset(self, strength):"] + [f"    self.{name} = {value.format(**fill)}" for name, value in _HAND_FIELDS]
+    scope: dict = {}
+    exec("\n".join(lines), scope)  # noqa: S102  (the text is built from the field table above)
+    return scope["reset"]
 
 
 def _make_clone():
