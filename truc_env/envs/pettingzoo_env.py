@@ -257,7 +257,8 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        a = _action_index(action, agent, self.layout.size)
+        size = self.layout.size
+        a = action if type(action) is int and 0 <= action < size else _action_index(action, agent, size)
         st = self.state_
         seat = self.agent_name_mapping[agent]
         self._cumulative_rewards[agent] = 0.0
@@ -274,15 +275,17 @@ class raw_env(AECEnv):
             self.terminations = dict.fromkeys(self.agents, True)
         else:
             episode = self._episode
-            episode.play(a)
-            seat = episode.to_decision()
+            st.apply_action(a)  # Episode.play, and to_decision below, without their calls
+            episode.dealer.resolve(st)
             for name, rw in zip(self.possible_agents, episode.rewards()):
                 rewards[name] = rw
-            if seat < 0:
+            if st.phase == "terminal":
                 self.terminations = dict.fromkeys(self.agents, True)
             else:
-                self.agent_selection = self.possible_agents[seat]
-        self._accumulate_rewards()
+                self.agent_selection = self.possible_agents[st.current_player()]
+        cumulative = self._cumulative_rewards  # AECEnv._accumulate_rewards, inline
+        for a_, rw in rewards.items():
+            cumulative[a_] += rw
         if self.terminations[agent]:  # the episode ends for every agent at once: else no agent is dead
             self._deads_step_first()
         if self.render_mode == "human":

@@ -345,14 +345,16 @@ class State(Dealing, Calls):
         if ph == "flor":
             return sorted([L.ACCEPT, L.REFUSE])
         if ph == "answer":
-            if self._must_sing(self.call_queue[0]):  # flor is sung before answering a truco
+            r = self.rules  # r.flor, r.envido first: no call where the variant has neither
+            if r.flor and self._must_sing(self.call_queue[0]):  # flor is sung before answering a truco
                 return [L.FLOR]
             acts = [L.ACCEPT, L.REFUSE]
             if self.call_kind == "raise" and self._may_counter():
                 acts.append(L.RAISE)
-            if self._envido_open_for_answer(self.call_queue[0]):
+            if r.envido and self._envido_open_for_answer(self.call_queue[0]):
                 acts += L.ENVIDO.values()
-            return sorted(acts)
+            acts.sort()
+            return acts
         if ph == "eleven":
             return sorted([L.ACCEPT, L.REFUSE])
         if ph == "signal":
@@ -376,7 +378,10 @@ class State(Dealing, Calls):
             acts = [L.slot + i for i, c in enumerate(self.hands[s]) if c >= 0]
         elif self.instruction <= 0:  # no governor's instruction: every card held is playable
             play_of = L.play_of
-            acts = [play_of[c] for c in self.hands[s] if c >= 0]
+            acts = []  # a loop, not a comprehension: its function call costs more than three cards
+            for c in self.hands[s]:
+                if c >= 0:
+                    acts.append(play_of[c])
         else:
             acts = [L.play + L.card_index[c] for c in self._playable(s)]
         # the call rules are and-chains (hand_rules): their cheap terms first skip building the arguments
