@@ -36,6 +36,9 @@ def deal_sequence(rules: Rules, dealer: int, vira: bool) -> tuple:
     return tuple(reversed(seq))
 
 
+_DEAL_SEQS: dict = {}  # (Rules key, dealer, vira) -> deal_sequence(...)
+
+
 class Dealing:
     """The chance nodes of State (it inherits them): their outcomes and how each is applied."""
 
@@ -106,7 +109,11 @@ class Dealing:
         r = self.rules
         if self.dealt:  # a redeal: new hands (a hand's first deal has the empty ones just reset)
             self.hands = [[] for _ in range(r.players)]
-        self.deal_seq = list(deal_sequence(r, self.dealer, r.vira and not self.redeal_used))
+        vira = r.vira and not self.redeal_used
+        seq = _DEAL_SEQS.get((r.key, self.dealer, vira))  # keyed by the Rules' key: no Python-level __hash__ call
+        if seq is None:
+            seq = _DEAL_SEQS[r.key, self.dealer, vira] = deal_sequence(r, self.dealer, vira)
+        self.deal_seq = list(seq)
         self.phase = "deal"
         self._legal = None
 

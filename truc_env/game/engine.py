@@ -136,14 +136,14 @@ class State(Dealing, Calls):
         ph = self.phase
         if ph == "turn":
             return self.turn
+        if ph == "answer":  # the commonest after a turn
+            return self.call_queue[0]
         if ph in ("deal", "intercept", "dealer"):
             return CHANCE
         if ph == "terminal":
             return TERMINAL
         if ph == "envido":
             return self.env_queue[0]
-        if ph == "answer":
-            return self.call_queue[0]
         if ph == "flor":
             return self.flor_answerer
         if ph == "signal":
@@ -435,14 +435,14 @@ class State(Dealing, Calls):
         L, ph = self.L, self.phase
         if seat is None:
             seat = self.current_player()
-        if ph == "turn":  # the commonest decision first
+        if ph == "turn":  # the commonest decisions first
             self._apply_turn(seat, a)
+        elif ph == "answer":
+            self._apply_answer(seat, a)
         elif ph == "envido":
             self._apply_envido_answer(seat, a)
         elif ph == "flor":
             self._apply_flor_answer(seat, a)
-        elif ph == "answer":
-            self._apply_answer(seat, a)
         elif ph == "signal":
             self._apply_signal(seat, a)
         elif ph == "instruct":
