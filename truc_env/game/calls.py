@@ -156,7 +156,7 @@ class Calls:
         elif a == L.REFUSE:
             self.call_queue.pop(0)
             if not self.call_queue:
-                self._score(r.side(caller), r.ladder[self.level])
+                self._score(r.side_of[caller], r.ladder[self.level])
                 self._end_hand()
         else:  # counter-raise: accepts the pending step and asks the counter-raiser's opponents
             self._accept_call(kind, caller)
@@ -168,7 +168,7 @@ class Calls:
         else:
             self.all_in_accepted = True
         self.raises += 1
-        self.last_raiser_side = self.rules.side(caller)
+        self.last_raiser_side = self.rules.side_of[caller]
 
     def _settle_put_n(self, caller: int) -> None:
         out = set(self.resigned)

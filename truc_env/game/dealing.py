@@ -36,6 +36,35 @@ def deal_sequence(rules: Rules, dealer: int, vira: bool) -> tuple:
     return tuple(reversed(seq))
 
 
+# every field of a hand at its start, before the deal: (slot, Python expression over n players and s sides)
+_HAND_FIELDS = (
+    ("hands", "[{empty}]"), ("dealt_hands", "[{empty}]"), ("dealt", "[]"), ("drawn", "set()"), ("deal_seq", "[]"),
+    ("vira", "-1"), ("strength", "strength"), ("redeal_used", "False"), ("old_hands", "[]"), ("deal_order", "[]"),
+    ("active", "{seats}"), ("leader", "0"), ("turn", "0"), ("trick", "[]"), ("trick_no", "0"),
+    ("trick_winners", "[]"), ("trick_leaders", "[]"), ("played", "[]"), ("withdrawn", "()"),
+    ("play_started", "False"), ("level", "0"), ("raises", "0"), ("last_raiser_side", "-1"),
+    ("all_in_called", "False"), ("all_in_accepted", "False"), ("special", "''"), ("eleven_seat", "-1"),
+    ("call_kind", "''"), ("call_caller", "-1"), ("call_queue", "[]"), ("call_level", "0"), ("resigned", "[]"),
+    ("env_calls", "[]"), ("env_caller", "-1"), ("env_queue", "[]"), ("env_done", "False"), ("env_result", "None"),
+    ("flor_seats", "[]"), ("flor_sides", "[]"),  # flor_sides: sides whose flor is settled (sung, or answered "con flor")
+    ("flor_answerer", "-1"), ("flor_result", "None"), ("signal_queue", "[]"), ("signals", "[]"),
+    ("intercept_queue", "[]"), ("instruction", "-1"), ("pass_queue", "[]"), ("given", "[{minus}]"),
+    ("discards", "[{minus}]"), ("hand_points", "[{zeros}]"),
+)
+
+
+@cache
+def hand_resetter(players: int, n_sides: int):
+    """``State._reset_hand_fields`` for a table size, straight-line with literal lists: a list display
+    costs a fifth of a comprehension, and every hand (and every new State) begins here."""
+    fill = {"empty": ", ".join(["[]"] * players), "seats": repr(tuple(range(players))),
+            "minus": ", ".join(["-1"] * players), "zeros": ", ".join(["0"] * n_sides)}
+    lines = ["def reset(self, strength):"] + [f"    self.{name} = {value.format(**fill)}" for name, value in _HAND_FIELDS]
+    scope: dict = {}
+    exec("\n".join(lines), scope)  # noqa: S102  (the text is built from the field table above)
+    return scope["reset"]
+
+
 _DEAL_SEQS: dict = {}  # (Rules key, dealer, vira) -> deal_sequence(...)
 
 
@@ -85,12 +114,16 @@ class Dealing:
         self.history += zip(repeat(CHANCE), cards, repeat(DEAL_DRAW))
         self.deal_order += targets
         hands = self.hands
-        for card, target in zip(cards, targets):  # _draw's work, card after card
-            if target >= 0:
+        if -1 in targets:  # the vira is among these draws
+            for card, target in zip(cards, targets):  # _draw's work, card after card
+                if target >= 0:
+                    hands[target].append(card)
+                else:
+                    self.vira = card
+                    self.strength = self.rules.strength_with_vira(card)
+        else:
+            for card, target in zip(cards, targets):
                 hands[target].append(card)
-            else:
-                self.vira = card
-                self.strength = self.rules.strength_with_vira(card)
         if not seq:
             self._after_deal()
         self._legal = None
@@ -101,7 +134,8 @@ class Dealing:
         return len(self.deal_seq) if self.phase == "deal" else 0
 
     def _begin_hand(self) -> None:
-        self._reset_hand_fields()
+        r = self.rules
+        hand_resetter(r.players, r.n_sides)(self, r.base_strength)  # State._reset_hand_fields, one call fewer
         self.hand_log.append({"dealer": self.dealer, "score": list(self.score), "start": len(self.history)})
         self._queue_deal()
 

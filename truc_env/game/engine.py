@@ -19,7 +19,7 @@ from functools import cache
 from truc_env.errors import IllegalActionError, TrucError
 from truc_env.game.actions import layout_of
 from truc_env.game.calls import ENVIDO_KINDS, Calls, envido_cards, envido_points, flor_points, holds_flor, raise_cap  # noqa: F401  (re-exported: callers import the hand's facts from the engine)
-from truc_env.game.dealing import CHANCE, DEAL_DRAW, FIRST_DEALER, TERMINAL, Dealing, deal_sequence  # noqa: F401  (re-exported: callers import the chance labels from the engine)
+from truc_env.game.dealing import CHANCE, DEAL_DRAW, FIRST_DEALER, TERMINAL, Dealing, deal_sequence, hand_resetter  # noqa: F401  (re-exported: callers import the chance labels from the engine)
 from truc_env.game.hand_rules import (
     hand_value,
     may_all_in,
@@ -291,7 +291,7 @@ class State(Dealing, Calls):
 
     def _answerers(self, seat: int) -> list[int]:
         if self.rules.governors:
-            return [self.governor((seat + 1) % self.n)]
+            return [self.governor((seat + 1) % self.rules.players)]
         return self._opponents_after(seat)
 
     def held(self, seat: int) -> list[int]:
@@ -300,7 +300,7 @@ class State(Dealing, Calls):
     # ------------------------------------------------------------------ hand set-up
     def _reset_hand_fields(self) -> None:
         r = self.rules
-        _hand_resetter(r.players, r.n_sides)(self, r.base_strength)
+        hand_resetter(r.players, r.n_sides)(self, r.base_strength)
 
     def _begin_play(self) -> None:
         if self.rules.signals.mode != "none" and self.special != "iron":
@@ -500,7 +500,8 @@ class State(Dealing, Calls):
             queue = [self.next_active_from(seat, k) for k in range(1, len(self.active))] if r.put_n else None
             self._open_call(r.all_in, seat, self.level, queue)
         elif a == L.FOLD:
-            self._score(1 - r.side(seat), self._hand_value(1 - r.side(seat)))
+            other = 1 - r.side_of[seat]
+            self._score(other, self._hand_value(other))
             self._end_hand()
         elif a == L.REDEAL:
             self.redeal_used = True
@@ -642,38 +643,9 @@ class State(Dealing, Calls):
         if self.game_over or self.episode == "hand":
             self.phase = "terminal"
         else:
-            self.dealer = next_seat(self.dealer, self.n)
+            self.dealer = next_seat(self.dealer, self.rules.players)
             self._begin_hand()
         self._legal = None
-
-
-# every field of a hand at its start, before the deal: (slot, Python expression over n players and s sides)
-_HAND_FIELDS = (
-    ("hands", "[{empty}]"), ("dealt_hands", "[{empty}]"), ("dealt", "[]"), ("drawn", "set()"), ("deal_seq", "[]"),
-    ("vira", "-1"), ("strength", "strength"), ("redeal_used", "False"), ("old_hands", "[]"), ("deal_order", "[]"),
-    ("active", "{seats}"), ("leader", "0"), ("turn", "0"), ("trick", "[]"), ("trick_no", "0"),
-    ("trick_winners", "[]"), ("trick_leaders", "[]"), ("played", "[]"), ("withdrawn", "()"),
-    ("play_started", "False"), ("level", "0"), ("raises", "0"), ("last_raiser_side", "-1"),
-    ("all_in_called", "False"), ("all_in_accepted", "False"), ("special", "''"), ("eleven_seat", "-1"),
-    ("call_kind", "''"), ("call_caller", "-1"), ("call_queue", "[]"), ("call_level", "0"), ("resigned", "[]"),
-    ("env_calls", "[]"), ("env_caller", "-1"), ("env_queue", "[]"), ("env_done", "False"), ("env_result", "None"),
-    ("flor_seats", "[]"), ("flor_sides", "[]"),  # flor_sides: sides whose flor is settled (sung, or answered "con flor")
-    ("flor_answerer", "-1"), ("flor_result", "None"), ("signal_queue", "[]"), ("signals", "[]"),
-    ("intercept_queue", "[]"), ("instruction", "-1"), ("pass_queue", "[]"), ("given", "[{minus}]"),
-    ("discards", "[{minus}]"), ("hand_points", "[{zeros}]"),
-)
-
-
-@cache
-def _hand_resetter(players: int, n_sides: int):
-    """``State._reset_hand_fields`` for a table size, straight-line with literal lists: a list display
-    costs a fifth of a comprehension, and every hand (and every new State) begins here."""
-    fill = {"empty": ", ".join(["[]"] * players), "seats": repr(tuple(range(players))),
-            "minus": ", ".join(["-1"] * players), "zeros": ", ".join(["0"] * n_sides)}
-    lines = ["def reset(self, strength):"] + [f"    self.{name} = {value.format(**fill)}" for name, value in _HAND_FIELDS]
-    scope: dict = {}
-    exec("\n".join(lines), scope)  # noqa: S102  (the text is built from the field table above)
-    return scope["reset"]
 
 
 def _make_clone():
