@@ -299,6 +299,14 @@ class Encoder:
         present = set(off)
         self._has = {name: name in present for name in DOCS}
         self._eleven_visibility = r.partnership and r.eleven
+        for attr, name in (("all_in", "all_in"), ("special", "special"), ("envido", "envido_calls"), ("flor", "flor"),
+                           ("vira", "vira"), ("governor", "governor"), ("instruction", "instruction"),
+                           ("first_hand", "first_hand")):
+            setattr(self, "_has_" + attr, name in present)  # the sections of this layout, as attributes
+        self._target = float(r.target)
+        # per viewer, the last raiser's entry by side; index -1 (no raise accepted yet) is the last: "none"
+        o = off["last_raiser"]
+        self._last_raiser_at = [[o + 1 + rel_side[sd] for sd in range(ns)] + [o] for rel_side in self._rel_side]
         # per viewer, the vector position of each (trick, seat) entry: the hot path adds a card index only
         o, D, hs = off["played"], self.D, self.hs
         self._played_at = [[[o + (t * n + rel[s]) * D for s in range(n)] for t in range(hs)] for rel in self._rel]
@@ -317,7 +325,6 @@ class Encoder:
         ones: list[int] = []
         add = ones.append
         values: list[tuple[int, float]] = []
-        has = self._has
 
         phase = state.phase
         decision = self._phase_index.get(phase)
@@ -337,7 +344,7 @@ class Encoder:
                 break
             if c >= 0:
                 add(slot + i)
-        if state.old_hands and has["first_hand"]:
+        if state.old_hands and self._has_first_hand:
             o = self.o_first_hand
             for c in state.old_hands[0][seat]:
                 add(o + ci[c])
@@ -371,17 +378,15 @@ class Encoder:
         for s in state.active:
             add(o + rel[s])
 
-        lr = state.last_raiser_side
-        rel_side = self._rel_side[seat]
         raises = state.raises
         ones += (self.o_stake + state.level, self.o_raises + (raises if raises < self.raise_cap else self.raise_cap),
-                 self.o_last_raiser + (0 if lr < 0 else 1 + rel_side[lr]))
-        if has["all_in"]:
+                 self._last_raiser_at[seat][state.last_raiser_side])
+        if self._has_all_in:
             if state.all_in_called:
                 add(self.o_all_in)
             if state.all_in_accepted:
                 add(self.o_all_in + 1)
-        if has["special"] and state.special:
+        if self._has_special and state.special:
             add(self.o_special + (0 if state.special == "eleven" else 1))
         kind = state.call_kind
         if kind:
@@ -389,7 +394,7 @@ class Encoder:
             add(self.o_call_caller + rel[state.call_caller])
             if kind == "raise":
                 add(self.o_call_level + state.call_level)
-        if has["envido_calls"]:
+        if self._has_envido:
             o = self.o_envido_calls
             for i, call in enumerate(state.env_calls[:ENVIDO_CHAIN]):
                 add(o + i * 3 + ENVIDO_KINDS.index(call))
@@ -401,28 +406,30 @@ class Encoder:
                 holder, points = state.env_result
                 add(self.o_envido_winner + rel[holder])
                 add(self.o_envido_points + min(points, ENVIDO_MAX_POINTS))
-        if has["flor"]:
+        if self._has_flor:
             o = self.o_flor
             ones += [o + rel[s] for s in state.flor_seats]
             if state.flor_result is not None:
                 holder, points = state.flor_result
                 add(self.o_flor_winner + rel[holder])
                 add(self.o_flor_points + points - FLOR_MIN_POINTS)
-        if has["vira"] and state.vira >= 0:
+        if self._has_vira and state.vira >= 0:
             add(self.o_vira + ci[state.vira])
             ones += self._manilha_indices(state.vira, state.strength)
 
-        target = float(self.rules.target)
         score, hand_points = state.score, state.hand_points
-        for sd in range(self.n_sides):
-            if score[sd]:
-                values.append((self.o_score + rel_side[sd], min(score[sd] / target, 1.0)))
-            if hand_points[sd]:
-                values.append((self.o_hand_points + rel_side[sd], min(hand_points[sd] / target, 1.0)))
+        if any(score) or any(hand_points):  # most observations of a game's first hand have neither
+            target = self._target
+            rel_side = self._rel_side[seat]
+            for sd in range(self.n_sides):
+                if score[sd]:
+                    values.append((self.o_score + rel_side[sd], min(score[sd] / target, 1.0)))
+                if hand_points[sd]:
+                    values.append((self.o_hand_points + rel_side[sd], min(hand_points[sd] / target, 1.0)))
         d = state.dealer
         if d >= 0:
             add(self.o_dealer + rel[d])
-            if has["governor"]:
+            if self._has_governor:
                 add(self.o_governor + rel[d])
                 add(self.o_governor + rel[(d + 1) % n])
         if self.signal_slots and state.signals:
@@ -434,7 +441,7 @@ class Encoder:
                 add(b + 1 + rel[sender])
                 add(b + 1 + n + (token if sees_signal(state, seat, entry) else ntok))
                 add(b + 2 + n + ntok + min(trick, self.hs - 1))
-        if has["instruction"]:
+        if self._has_instruction:
             add(self.o_instruction + state.instruction + 1)
         return ones, values
 
