@@ -261,11 +261,12 @@ class raw_env(AECEnv):
         a = action if type(action) is int and 0 <= action < size else _action_index(action, agent, size)
         st = self.state_
         seat = self.agent_name_mapping[agent]
-        self._cumulative_rewards[agent] = 0.0
+        cumulative = self._cumulative_rewards
+        cumulative[agent] = 0.0
         rewards = self.rewards
-        for a_ in rewards:
-            rewards[a_] = 0.0
         if a not in st.legal_tuple():
+            for a_ in rewards:
+                rewards[a_] = 0.0
             if self.illegal == "raise":
                 raise IllegalActionError(
                     f"{agent} (seat {seat}) cannot take action {a} "
@@ -273,19 +274,20 @@ class raw_env(AECEnv):
                     + ", ".join(f"{x} {self.layout.to_string(x)}" for x in st.legal_actions()))
             rewards[agent] = -1.0
             self.terminations = dict.fromkeys(self.agents, True)
+            for a_, rw in rewards.items():  # AECEnv._accumulate_rewards
+                cumulative[a_] += rw
         else:
             episode = self._episode
             st.apply_action(a)  # Episode.play, and to_decision below, without their calls
             episode.dealer.resolve(st)
+            # every agent is live here: each one's reward set, and accumulated, in one pass
             for name, rw in zip(self.possible_agents, episode.rewards()):
                 rewards[name] = rw
+                cumulative[name] += rw
             if st.phase == "terminal":
                 self.terminations = dict.fromkeys(self.agents, True)
             else:
                 self.agent_selection = self.possible_agents[st.current_player()]
-        cumulative = self._cumulative_rewards  # AECEnv._accumulate_rewards, inline
-        for a_, rw in rewards.items():
-            cumulative[a_] += rw
         if self.terminations[agent]:  # the episode ends for every agent at once: else no agent is dead
             self._deads_step_first()
         if self.render_mode == "human":

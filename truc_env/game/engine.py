@@ -15,6 +15,7 @@ mon reste, put or redeal), ``envido`` (a pending envido question, which goes fir
 from __future__ import annotations
 
 from functools import cache
+from operator import sub
 
 from truc_env.errors import IllegalActionError, TrucError
 from truc_env.game.actions import layout_of
@@ -222,9 +223,8 @@ class State(Dealing, Calls):
 
     def returns(self) -> list[float]:
         """Zero-sum points per seat accumulated since the start of the episode."""
-        gained = [s - s0 for s, s0 in zip(self.score, self.start_score)]
-        side_ret = zero_sum(gained)
-        return [side_ret[self.rules.side(s)] for s in range(self.n)]
+        side_ret = zero_sum(list(map(sub, self.score, self.start_score)))
+        return list(map(side_ret.__getitem__, self.rules.side_of))  # side_of: one side per seat
 
     _COPY_LISTS = ("score", "hand_points", "last_hand_points", "history", "dealt", "deal_seq", "deal_order", "trick",
                    "played",

@@ -17,6 +17,7 @@ the arena, the signals kit, the demo, PPO's rollouts) builds on this module:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from operator import sub
 
 import numpy as np
 
@@ -194,6 +195,6 @@ class Episode:
             now = win_rewards(st)
         else:
             return [0.0] * len(self._paid)
-        out = [x - p for x, p in zip(now, self._paid)]
+        out = list(map(sub, now, self._paid))
         self._paid = now
         return out
