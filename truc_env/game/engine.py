@@ -388,7 +388,8 @@ class State(Dealing, Calls):
         if not special:
             side, last = r.side_of[s], self.last_raiser_side
             if last != side:
-                budget = raise_budget(self.raises, raise_cap(r.max_raises), 0)
+                cap = r.max_raises  # raise_cap, inline
+                budget = raise_budget(self.raises, -1 if cap is None else cap, 0)
                 if may_raise(self.level, r.ladder_top, False, self.all_in_accepted, last, side, budget):
                     acts.append(L.RAISE)
                 if r.all_in is not None and may_all_in(True, self.all_in_called, False, last, side, budget):
