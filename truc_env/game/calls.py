@@ -134,7 +134,7 @@ class Calls:
         if a == L.FLOR:  # sung before answering; the truco question then resumes at him
             self._announce_flor(seat)
             return
-        if a in L.ENVIDO.values():  # envido goes first; the truco question waits
+        if L.ENVIDO and a in L.ENVIDO.values():  # envido goes first; the truco question waits
             self._open_envido(seat, L.to_string(a))
             return
         if kind == "redeal":

@@ -338,12 +338,6 @@ class State(Dealing, Calls):
         L = self.L
         if ph == "turn":
             return self._turn_legal()
-        if ph in ("deal", "intercept", "dealer", "terminal"):
-            return []
-        if ph == "envido":
-            return self._envido_answer_legal()
-        if ph == "flor":
-            return sorted([L.ACCEPT, L.REFUSE])
         if ph == "answer":
             r = self.rules  # r.flor, r.envido first: no call where the variant has neither
             if r.flor and self._must_sing(self.call_queue[0]):  # flor is sung before answering a truco
@@ -355,6 +349,12 @@ class State(Dealing, Calls):
                 acts += L.ENVIDO.values()
             acts.sort()
             return acts
+        if ph in ("deal", "intercept", "dealer", "terminal"):
+            return []
+        if ph == "envido":
+            return self._envido_answer_legal()
+        if ph == "flor":
+            return sorted([L.ACCEPT, L.REFUSE])
         if ph == "eleven":
             return sorted([L.ACCEPT, L.REFUSE])
         if ph == "signal":
