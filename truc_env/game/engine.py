@@ -196,7 +196,12 @@ class State(Dealing, Calls):
             if self.phase == "turn":  # the commonest decision, straight to its rule
                 seat = self.turn
                 self.history.append((seat, action, 0))
-                self._apply_turn(seat, action)
+                card = self.L.card_of_play.get(action)
+                if card is not None:  # a card play: _apply_turn's first case, one call fewer
+                    self.play_started = True
+                    self._play(seat, card)
+                else:
+                    self._apply_turn(seat, action)
                 return
             seat = self.current_player()
             self.history.append((seat, action, 0))
@@ -533,7 +538,8 @@ class State(Dealing, Calls):
         if len(trick) < len(active):
             # the rest of the trick is the winner's partners: the trick is his whatever they play
             if winner < 0 or not self.rules.partnership or self._rest_not_partners(winner) or not self._decided_if(winner):
-                self._to_turn(self.next_active(seat))
+                nxt = seat + 1 if seat + 1 < self.rules.players else 0
+                self._to_turn(nxt if nxt in active else self.next_active(seat))
                 return
         self.trick_winners.append(winner)
         self.trick_leaders.append(self.leader)
