@@ -49,6 +49,8 @@ def _winner(counts: tuple, first: int, tie_rule: str, all_tied: int) -> int:
 
 
 _DECIDED: dict = {}  # State._decided_winner's results: few keys per Rules (trick results, seats in)
+_DECIDED_MAX = 1 << 16
+_UNKNOWN = object()
 
 
 @cache
@@ -170,7 +172,7 @@ class State(Dealing, Calls):
 
     def legal_actions(self) -> list[int]:
         """Sorted legal action ids of the actor (empty at chance and terminal nodes)."""
-        legal = self._legal
+        legal = self._legal  # legal_tuple, inline: one call fewer per decision
         if legal is None:
             legal = self._legal = tuple(self._turn_legal() if self.phase == "turn" else self._compute_legal())
         return list(legal)  # a list of their own: callers may change it
@@ -584,14 +586,20 @@ class State(Dealing, Calls):
 
     def _decided_winner(self) -> int | None:
         """The winning side (-1 for nobody) once no remaining trick can change it, else None."""
-        # a function of the rules, the seats in, the tricks' winners and the seat that breaks an all-tie
-        leaders = self.trick_leaders
-        key = (self.rules.key, self.active, tuple(self.trick_winners), leaders[0] if leaders else -1, self.dealer)
-        try:
-            return _DECIDED[key]
-        except KeyError:
+        # a function of the rules, the seats in, the tricks' winners and the seat whose side an all-tie goes to
+        r = self.rules
+        tied = r.all_tied
+        if tied == "leader":
+            tied = self.trick_leaders[0]
+        elif tied == "dealer":
+            tied = self.dealer
+        key = (r.key, self.active, tuple(self.trick_winners), tied)
+        out = _DECIDED.get(key, _UNKNOWN)
+        if out is _UNKNOWN:
+            if len(_DECIDED) >= _DECIDED_MAX:  # a bound on memory, whatever the variants played
+                _DECIDED.clear()
             out = _DECIDED[key] = self._find_decided_winner()
-            return out
+        return out
 
     def _find_decided_winner(self) -> int | None:
         r = self.rules
