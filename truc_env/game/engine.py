@@ -292,9 +292,15 @@ class State(Dealing, Calls):
         raise AssertionError("no active seat")
 
     def _opponents_after(self, seat: int) -> list[int]:
-        side = self.rules.side
-        my = side(seat)
-        return [s for s in ((seat + k) % self.n for k in range(1, self.n)) if s in self.active and side(s) != my]
+        r, active = self.rules, self.active
+        side, n = r.side_of, r.players
+        my = side[seat]
+        out = []  # loops, not comprehensions: this runs at every call and every put
+        for k in range(1, n):
+            s = (seat + k) % n
+            if s in active and side[s] != my:
+                out.append(s)
+        return out
 
     def _answerers(self, seat: int) -> list[int]:
         if self.rules.governors:
@@ -562,8 +568,15 @@ class State(Dealing, Calls):
     def _rest_not_partners(self, winner: int) -> bool:
         """Is a seat yet to play in this trick not of the trick winner's side?"""
         side = self.rules.side_of
-        played = {t for t, _ in self.trick}
-        return any(side[s] != side[winner] for s in self.active if s not in played)
+        mine, trick = side[winner], self.trick
+        for s in self.active:  # loops, not comprehensions: this runs at most plays in partnership games
+            if side[s] != mine:
+                for t, _ in trick:
+                    if t == s:
+                        break
+                else:
+                    return True
+        return False
 
     def _end_if_decided(self) -> bool:
         """Score and end the hand if no remaining trick can change its winner."""
