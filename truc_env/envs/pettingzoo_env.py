@@ -244,7 +244,9 @@ class raw_env(AECEnv):
         if st.current_player() == seat:
             legal = st.legal_tuple()
             mask = self._masks.get(legal)
-            if mask is None:  # a legal set not seen yet: its mask, kept (a few dozen sets per Rules)
+            if mask is None:  # a legal set not seen yet: its mask, kept
+                if len(self._masks) >= 4096:  # hands of a large deck make many sets: bound the memory
+                    self._masks.clear()
                 mask = self._masks[legal] = np.zeros(self.layout.size, np.int8)
                 mask.put(legal, 1)
             mask = mask.copy()  # the caller's own: it may write to it
