@@ -35,7 +35,7 @@ browser:
 
 # the README's test command (fast suite: slow tests are excluded by pyproject's addopts); CI runs this target
 test: install browser
-	$(BIN)/ruff check . && $(BIN)/python -m pytest -q
+	$(BIN)/ruff check . && $(BIN)/python -m pytest -q -n 2
 
 test-slow: install
 	$(BIN)/python -m pytest -q -m slow
