@@ -25,20 +25,22 @@ class _CardPicker:
     """Half its mass on card plays, half on the other legal actions; among cards, ``by`` ranks them."""
 
     def __init__(self, rules, by):
-        self.L, self.by = layout_of(rules), by
+        L = layout_of(rules)
+        # each action's card key, worked out once (the measurements ask the policy at every information set)
+        self.key = {L.play + i: by(card) for i, card in enumerate(L.deck)}
 
     def policy(self, observation, mask):
-        L = self.L
-        plays = [a for a in np.flatnonzero(mask) if L.play <= a < L.play + len(L.deck)]
-        other = [a for a in np.flatnonzero(mask) if a not in plays]
+        legal = np.flatnonzero(mask).tolist()
+        plays = [a for a in legal if a in self.key]
+        other = [a for a in legal if a not in self.key]
         out = {}
         if plays:
-            keys = [self.by(L.deck[a - L.play]) for a in plays]
-            best = [a for a, k in zip(plays, keys) if k == max(keys)]
+            top = max(self.key[a] for a in plays)
+            best = [a for a in plays if self.key[a] == top]
             for a in best:
-                out[int(a)] = (0.5 if other else 1.0) / len(best)
+                out[a] = (0.5 if other else 1.0) / len(best)
         for a in other:
-            out[int(a)] = (0.5 if plays else 1.0) / len(other)
+            out[a] = (0.5 if plays else 1.0) / len(other)
         return out
 
 

@@ -46,9 +46,16 @@ def _walk(tree, rules, rng, hands=300):
     return crossed
 
 
-def test_envido_announcement_narrows_hands_and_leaves_pay_what_the_engine_pays():
+@pytest.fixture(scope="module")
+def two_tree():
+    """The public tree of 2-card hands with two truco raises, built once (about 10 CPU-s): the two tests
+    that read it share it (neither changes it)."""
     rules = make_rules("truco_argentino", **TWO, max_raises=2)
-    tree = build_tree(rules)
+    return rules, build_tree(rules)
+
+
+def test_envido_announcement_narrows_hands_and_leaves_pay_what_the_engine_pays(two_tree):
+    rules, tree = two_tree
     assert tree.size()["announcement_nodes"] > 0
     assert _walk(tree, rules, np.random.default_rng(3), 400) > 20
 
@@ -121,12 +128,11 @@ def _openspiel_agrees(tmp_path, tree, options, iterations):
     assert exploitability.exploitability(game, pol) == pytest.approx(solver.exploitability(), abs=1e-5)
 
 
-def test_cfr_agent_reads_envido_announcements(tmp_path):
+def test_cfr_agent_reads_envido_announcements(tmp_path, two_tree):
     """Every decision of whole Argentine hands is found in the strategy, after announcements too."""
     from agents.cfr import load_agent
 
-    rules = make_rules("truco_argentino", **TWO, max_raises=2)
-    tree = build_tree(rules)
+    rules, tree = two_tree
     solver = PublicTreeSolver(tree, "cfr+")
     solver.iterate(3)
     agent = load_agent(save_solved(tmp_path, tree, solver, "arg.npz"), rules, seed=0)

@@ -98,21 +98,28 @@ def check_readme_commands(python: str, cwd: Path, env: dict) -> None:
     assert not (cwd / "configs").exists() and not (cwd / "examples").exists() and not (cwd / "models").exists()
     truc = [python, "-m", "train.commands.cli"]
     assert "hand_points" in run(truc + ["replay", "examples/worked_example.json"], cwd, env)
-    for config in ("configs/arena/le_truc.yaml", "arena/le_truc"):
-        out = run(truc + ["arena", "--config", config, "--set", "deals=2", "--workers", "1",
-                          "--out", str(cwd / "arena")], cwd, env)
-        assert "heuristic:honest" in out and (cwd / "arena" / "summary.json").exists()
-    assert "truco_paulista" in run([python, "-c", "from train import config; "
-                                    "print(config.read_mapping('arena/paulista')['variant'])"], cwd, env)
-    # the shipped networks by name and by their checkout path (torch where the interpreter has it)
-    script = ("import importlib.util as u\n"
-              "if u.find_spec('torch'):\n"
-              "    from agents import make_agent; from truc_env.game.rules import make_rules\n"
-              "    r = make_rules('le_truc')\n"
-              "    a, b = make_agent('net:le_truc', r), make_agent('net:models/distilled_mmd_le_truc.pt', r)\n"
-              "    assert '_shipped' in a.name and a.name == b.name, (a.name, b.name)\n"
-              "print('ok')")
-    assert "ok" in run([python, "-c", script], cwd, env)
+    # the rest in one process (each start imports the package again): the arena configs by their checkout path
+    # and by their short name, a config read by its short name, and the shipped networks by name and by their
+    # checkout path (torch where the interpreter has it)
+    script = textwrap.dedent("""
+        import contextlib, importlib.util as u, io, os
+        from train import config
+        from train.commands.cli import main
+        for cfg in ("configs/arena/le_truc.yaml", "arena/le_truc"):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                code = main(["arena", "--config", cfg, "--set", "deals=2", "--workers", "1", "--out", {arena!r}])
+            assert code == 0 and "heuristic:honest" in out.getvalue(), (cfg, code, out.getvalue())
+            assert os.path.exists(os.path.join({arena!r}, "summary.json")), cfg
+        assert config.read_mapping("arena/paulista")["variant"] == "truco_paulista"
+        if u.find_spec("torch"):
+            from agents import make_agent; from truc_env.game.rules import make_rules
+            r = make_rules("le_truc")
+            a, b = make_agent("net:le_truc", r), make_agent("net:models/distilled_mmd_le_truc.pt", r)
+            assert "_shipped" in a.name and a.name == b.name, (a.name, b.name)
+        print("ok")
+    """).format(arena=str(cwd / "arena"))
+    assert run([python, "-c", script], cwd, env).splitlines()[-1] == "ok"
 
 
 def test_installed_copy_runs_every_subcommand_outside_the_checkout(tmp_path):
