@@ -252,7 +252,14 @@ class raw_env(AECEnv):
             mask = mask.copy()  # the caller's own: it may write to it
         else:
             mask = np.zeros(self.layout.size, np.int8)
-        return {"observation": self.encoder.encode(st, seat), "action_mask": mask}
+        # Encoder.encode without its call and info-state test
+        encoder = self.encoder
+        ones, values = encoder._indices(st, seat)
+        vec = np.zeros(encoder.size, np.float32)
+        vec.put(ones, 1.0)
+        for i, v in values:
+            vec[i] = v
+        return {"observation": vec, "action_mask": mask}
 
     def step(self, action) -> None:
         agent = self.agent_selection
