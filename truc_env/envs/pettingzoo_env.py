@@ -252,13 +252,10 @@ class raw_env(AECEnv):
             mask = mask.copy()  # the caller's own: it may write to it
         else:
             mask = np.zeros(self.layout.size, np.int8)
-        # Encoder.encode without its call and info-state test
-        encoder = self.encoder
-        ones, values = encoder._indices(st, seat)
-        vec = np.zeros(encoder.size, np.float32)
+        # Encoder.encode without its call and info-state test (the kept base vector is never handed out)
+        ones, base = self.encoder._indices(st, seat)
+        vec = base.copy()
         vec.put(ones, 1.0)
-        for i, v in values:
-            vec[i] = v
         return {"observation": vec, "action_mask": mask}
 
     def step(self, action) -> None:
