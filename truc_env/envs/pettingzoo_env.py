@@ -252,7 +252,11 @@ class raw_env(AECEnv):
             mask = mask.copy()  # the caller's own: it may write to it
         else:
             mask = np.zeros(self.layout.size, np.int8)
-        return {"observation": self.encoder.encode(st, seat), "action_mask": mask}
+        # Encoder.encode without its call and info-state test (the kept base vector is never handed out)
+        ones, base = self.encoder._indices(st, seat)
+        vec = base.copy()
+        vec.put(ones, 1.0)
+        return {"observation": vec, "action_mask": mask}
 
     def step(self, action) -> None:
         agent = self.agent_selection

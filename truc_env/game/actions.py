@@ -37,6 +37,7 @@ class ActionLayout:
         fam = rules.family
         self.deck = rules.deck
         self.card_index = {c: i for i, c in enumerate(rules.deck)}
+        self.deck_set = frozenset(rules.deck)  # a set to test a deal's cards against (set <= set: no view walk)
         self.deck_ranks = tuple(r for r in fam.ranks if any(fam.rank_of(c) == r for c in rules.deck))
         self.sections: list[tuple[str, int, int]] = []  # (name, start, length)
         n = 0

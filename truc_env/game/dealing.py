@@ -95,7 +95,7 @@ class Dealing:
         if self.phase != "deal":
             raise IllegalActionError(f"not dealing now (phase {self.phase!r}): no card can be dealt")
         cards = list(cards)
-        if set(map(type, cards)) != _INTS:  # the types in C: no per-card Python test in the usual case
+        if not _INTS.issuperset(map(type, cards)):  # the types in C, no set built: no per-card Python test in the usual case
             cards = [c if type(c) is int else check_action(c) for c in cards]
         seq = self.deal_seq
         k = len(cards)
@@ -104,7 +104,7 @@ class Dealing:
         drawn = self.drawn
         given = set(cards)
         # one set test for the usual case; the card-by-card test names the first bad card
-        if len(given) < k or not drawn.isdisjoint(given) or not given <= self.L.card_index.keys():
+        if len(given) < k or not drawn.isdisjoint(given) or not given <= self.L.deck_set:
             for i, card in enumerate(cards):
                 self._check_card(card, drawn.union(cards[:i]))
         targets = seq[:-k - 1:-1]  # the draws' seats, as _draw pops them from the end

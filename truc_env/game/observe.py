@@ -274,11 +274,13 @@ class Encoder:
     # ------------------------------------------------------------------ encoding
     def encode(self, state: State, seat: int, info_state: bool = False) -> np.ndarray:
         """The observation vector (float32) of ``seat``; with ``info_state`` the history follows."""
-        vec = np.zeros(self.info_size if info_state else self.size, np.float32)
-        ones, values = self._indices(state, seat)
+        ones, base = self._indices(state, seat)
+        if info_state:
+            vec = np.zeros(self.info_size, np.float32)
+            vec[:self.size] = base
+        else:
+            vec = base.copy()
         vec.put(ones, 1.0)
-        for i, v in values:
-            vec[i] = v
         if info_state:
             vec.put(self._history_indices(state, seat), 1.0)
         return vec
@@ -296,6 +298,7 @@ class Encoder:
         self._slot_hi = self._slot_lo + self.hs
         self._call_kind = {"raise": 0, "redeal": 2, "rest": 1, "put": 1}
         self._manilhas: dict = {}
+        self._bases: dict[tuple, np.ndarray] = {}  # (seat, score, hand points) -> the vector with only those
         present = set(off)
         self._has = {name: name in present for name in DOCS}
         self._eleven_visibility = r.partnership and r.eleven
@@ -324,7 +327,6 @@ class Encoder:
         rel = self._rel[seat]
         ones: list[int] = []
         add = ones.append
-        values: list[tuple[int, float]] = []
 
         phase = state.phase
         decision = self._phase_index.get(phase)
@@ -333,17 +335,26 @@ class Encoder:
             add(self.o_decision + decision)
 
         dealt = state.hands[seat]
-        if not self._hand_hidden_ever or sees_hand(state, seat, seat):
+        slot = self.o_slots
+        if len(dealt) <= hs and (not self._hand_hidden_ever or sees_hand(state, seat, seat)):
+            # the usual hand: each held card's entry and its slot's in one pass (an entry's order is free)
             hand_at = self._hand_at
             for c in dealt:
                 if c >= 0:
                     add(hand_at[c])
-        slot = self.o_slots
-        for i, c in enumerate(dealt):
-            if i == hs:
-                break
-            if c >= 0:
-                add(slot + i)
+                    add(slot)
+                slot += 1
+        else:
+            if not self._hand_hidden_ever or sees_hand(state, seat, seat):
+                hand_at = self._hand_at
+                for c in dealt:
+                    if c >= 0:
+                        add(hand_at[c])
+            for i, c in enumerate(dealt):
+                if i == hs:
+                    break
+                if c >= 0:
+                    add(slot + i)
         if state.old_hands and self._has_first_hand:
             o = self.o_first_hand
             for c in state.old_hands[0][seat]:
@@ -417,15 +428,11 @@ class Encoder:
             add(self.o_vira + ci[state.vira])
             ones += self._manilha_indices(state.vira, state.strength)
 
-        score, hand_points = state.score, state.hand_points
-        if any(score) or any(hand_points):  # most observations of a game's first hand have neither
-            target = self._target
-            rel_side = self._rel_side[seat]
-            for sd in range(self.n_sides):
-                if score[sd]:
-                    values.append((self.o_score + rel_side[sd], min(score[sd] / target, 1.0)))
-                if hand_points[sd]:
-                    values.append((self.o_hand_points + rel_side[sd], min(hand_points[sd] / target, 1.0)))
+        # the only entries other than ones: a vector per seat and points, kept (they change once a hand or so)
+        key = (seat, *state.score, *state.hand_points)
+        base = self._bases.get(key)
+        if base is None:
+            base = self._base(key)
         d = state.dealer
         if d >= 0:
             add(self.o_dealer + rel[d])
@@ -443,7 +450,24 @@ class Encoder:
                 add(b + 2 + n + ntok + min(trick, self.hs - 1))
         if self._has_instruction:
             add(self.o_instruction + state.instruction + 1)
-        return ones, values
+        return ones, base
+
+    def _base(self, key: tuple) -> np.ndarray:
+        """The zero vector but for the score entries of ``key`` (seat, scores, hand points); kept, never
+        handed out (encode returns a copy)."""
+        if len(self._bases) >= 4096:  # a long game's many points: bound the memory
+            self._bases.clear()
+        ns = self.n_sides
+        seat, score, hand_points = key[0], key[1:1 + ns], key[1 + ns:]
+        base = self._bases[key] = np.zeros(self.size, np.float32)
+        target = self._target
+        rel_side = self._rel_side[seat]
+        for sd in range(ns):
+            if score[sd]:
+                base[self.o_score + rel_side[sd]] = min(score[sd] / target, 1.0)
+            if hand_points[sd]:
+                base[self.o_hand_points + rel_side[sd]] = min(hand_points[sd] / target, 1.0)
+        return base
 
     def _manilha_indices(self, vira: int, strength) -> list[int]:
         hit = self._manilhas.get(vira)
