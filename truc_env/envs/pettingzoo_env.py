@@ -252,11 +252,7 @@ class raw_env(AECEnv):
             mask = mask.copy()  # the caller's own: it may write to it
         else:
             mask = np.zeros(self.layout.size, np.int8)
-        # Encoder.encode without its call and info-state test (the kept base vector is never handed out)
-        ones, base = self.encoder._indices(st, seat)
-        vec = base.copy()
-        vec.put(ones, 1.0)
-        return {"observation": vec, "action_mask": mask}
+        return {"observation": self.encoder.encode(st, seat), "action_mask": mask}
 
     def step(self, action) -> None:
         agent = self.agent_selection
@@ -284,16 +280,16 @@ class raw_env(AECEnv):
                 cumulative[a_] += rw
         else:
             episode = self._episode
-            st.apply_action(a)  # Episode.play, and to_decision below, without their calls
-            episode.dealer.resolve(st)
+            episode.play(a)
+            seat = episode.to_decision()
             # every agent is live here: each one's reward set, and accumulated, in one pass
             for name, rw in zip(self.possible_agents, episode.rewards()):
                 rewards[name] = rw
                 cumulative[name] += rw
-            if st.phase == "terminal":
+            if seat < 0:
                 self.terminations = dict.fromkeys(self.agents, True)
             else:
-                self.agent_selection = self.possible_agents[st.current_player()]
+                self.agent_selection = self.possible_agents[seat]
         if self.terminations[agent]:  # the episode ends for every agent at once: else no agent is dead
             self._deads_step_first()
         if self.render_mode == "human":

@@ -172,10 +172,7 @@ class State(Dealing, Calls):
 
     def legal_actions(self) -> list[int]:
         """Sorted legal action ids of the actor (empty at chance and terminal nodes)."""
-        legal = self._legal  # legal_tuple, inline: one call fewer per decision
-        if legal is None:
-            legal = self._legal = tuple(self._turn_legal() if self.phase == "turn" else self._compute_legal())
-        return list(legal)  # a list of their own: callers may change it
+        return list(self.legal_tuple())  # a list of their own: callers may change it
 
     def legal_tuple(self) -> tuple[int, ...]:
         """:meth:`legal_actions` as a tuple computed once per state change (the environments' masks key on it)."""
@@ -401,8 +398,7 @@ class State(Dealing, Calls):
         if not special:
             side, last = r.side_of[s], self.last_raiser_side
             if last != side:
-                cap = r.max_raises  # raise_cap, inline
-                budget = raise_budget(self.raises, -1 if cap is None else cap, 0)
+                budget = raise_budget(self.raises, raise_cap(r.max_raises), 0)
                 if may_raise(self.level, r.ladder_top, False, self.all_in_accepted, last, side, budget):
                     acts.append(L.RAISE)
                 if r.all_in is not None and may_all_in(True, self.all_in_called, False, last, side, budget):
@@ -546,8 +542,7 @@ class State(Dealing, Calls):
         if len(trick) < len(active):
             # the rest of the trick is the winner's partners: the trick is his whatever they play
             if winner < 0 or not self.rules.partnership or self._rest_not_partners(winner) or not self._decided_if(winner):
-                nxt = seat + 1 if seat + 1 < self.rules.players else 0
-                self._to_turn(nxt if nxt in active else self.next_active(seat))
+                self._to_turn(self.next_active(seat))
                 return
         self.trick_winners.append(winner)
         self.trick_leaders.append(self.leader)

@@ -335,25 +335,14 @@ class Encoder:
             add(self.o_decision + decision)
 
         dealt = state.hands[seat]
-        slot = self.o_slots
-        if len(dealt) <= hs and (not self._hand_hidden_ever or sees_hand(state, seat, seat)):
-            # the usual hand: each held card's entry and its slot's in one pass (an entry's order is free)
-            hand_at = self._hand_at
-            for c in dealt:
-                if c >= 0:
+        # each held card's entry (where the seat sees its hand) and its slot's (a passed card has none)
+        visible = not self._hand_hidden_ever or sees_hand(state, seat, seat)
+        hand_at, slot = self._hand_at, self.o_slots
+        for i, c in enumerate(dealt):
+            if c >= 0:
+                if visible:
                     add(hand_at[c])
-                    add(slot)
-                slot += 1
-        else:
-            if not self._hand_hidden_ever or sees_hand(state, seat, seat):
-                hand_at = self._hand_at
-                for c in dealt:
-                    if c >= 0:
-                        add(hand_at[c])
-            for i, c in enumerate(dealt):
-                if i == hs:
-                    break
-                if c >= 0:
+                if i < hs:
                     add(slot + i)
         if state.old_hands and self._has_first_hand:
             o = self.o_first_hand
