@@ -55,6 +55,18 @@ def save_solved(tmp_path, tree, solver, name="s.npz") -> str:
     return path
 
 
+def solved_strategy(tmp_path, rules, iterations: int) -> tuple[str, float]:
+    """A CFR+ strategy file of ``rules``' public tree after ``iterations`` and its exact exploitability
+    (the negative control of the lower bounds)."""
+    from agents.cfr.solver import PublicTreeSolver
+    from agents.cfr.tree import build_tree
+
+    tree = build_tree(rules)
+    solver = PublicTreeSolver(tree)
+    solver.iterate(iterations)
+    return save_solved(tmp_path, tree, solver), solver.exploitability(solver.average_strategy())
+
+
 def openspiel_policy(game, probs_of):
     """An OpenSpiel ``TabularPolicy`` of ``game`` that plays ``probs_of(state, player)`` (probabilities over
     the game's actions), asked once per information state, every state of the game visited."""

@@ -158,8 +158,11 @@ def test_an_exact_measurement_that_does_not_fit_is_refused_naming_the_memory_and
     from train.commands.cli import main
 
     rules = make_rules("le_truc", **SMALL)
-    need = ex.table_bytes(ex.cached_tree(rules), 1)["bytes"]
-    assert 2**16 < need < 2**20  # the shrunk game's solver and table: 168 KiB
+    tree = ex.cached_tree(rules)
+    need = ex.table_bytes(tree, 1, measure_only=True)["bytes"]  # a measuring solver: no regrets, sums, strategy
+    slots = ex.table_bytes(tree, 1)["slots"]
+    assert ex.table_bytes(tree, 1)["bytes"] - need == 3 * 4 * slots
+    assert 2**16 < need < 2**20  # the shrunk game's measuring solver and table: about 140 KiB
     monkeypatch.setattr(truc_env.batch.vector, "available_memory", lambda: 2**16)
     with pytest.raises(TrucError, match=f"needs about {need:,} bytes .* and 65,536 bytes of memory is available.*--approx"):
         ex.policy_exploitability(RandomAgent(), rules, log=lambda m: None)

@@ -346,9 +346,10 @@ def uniform_table(tree: PublicTree, solver: PublicTreeSolver) -> np.ndarray:
     played = np.array(tree.hs_counts, dtype=np.int64).reshape(len(tree.hs_counts), -1)
     hand_counts = np.array([ab.counts(h) for h in ab.hands], dtype=np.int64)
     sigma = np.zeros(solver.n_slots)
+    # the edge- and slot-sized arrays as they are (no int64 copies: 5 GB on a 40-card subgame)
     _uniform_rows(tree.actor.astype(np.int64), tree.hs.astype(np.int64), tree.hs_off, tree.hs_hands.astype(np.int64),
-                  played, hand_counts, tree.act_start, tree.label.astype(np.int64), solver.iset_off, solver.iset_start,
-                  solver.slot_k.astype(np.int64), NATURE, sigma)
+                  played, hand_counts, tree.act_start, tree.label, solver.iset_off, solver.iset_start,
+                  solver.slot_k, NATURE, sigma)
     return sigma
 
 

@@ -27,7 +27,8 @@ class PublicTreeSolver:
 
     def __init__(self, tree: PublicTree, algorithm: str = "cfr+", alpha: float = 1.5, beta: float = 0.0,
                  gamma: float = 2.0, redeal_value: float = 0.0, dtype: str = "float64", mmd_step: float = 1.0,
-                 mmd_magnet: float = 0.1, mmd_magnet_end: float = 0.001, mmd_iterations: int = 1000):
+                 mmd_magnet: float = 0.1, mmd_magnet_end: float = 0.001, mmd_iterations: int = 1000,
+                 measure_only: bool = False):
         if algorithm not in ALGORITHMS:
             raise TrucError(f"unknown algorithm {algorithm!r} for the exact solver; known: {', '.join(ALGORITHMS)}")
         self.tree = tree
@@ -43,7 +44,11 @@ class PublicTreeSolver:
         self.trans1 = t.trans1 if t.trans1 is not None else np.full(len(t.trans), -1, dtype=np.int64)
         (self.iset_off, self.iset_start, self.slot_k, self.roff, n_reach,
          self.voff) = K.layout(t.actor, t.hs, t.act_start, t.kind, t.child, t.trans, t.hs_off, t.tr_off, t.tr_pos)
-        m = int(self.iset_start[-1])
+        # measure_only: a solver that only measures given tables (best response, a policy's value) holds
+        # no regrets, sums or strategy of its own: three slot-sized arrays fewer, what lets the 40-card
+        # heads-up decks' subgames be measured within 24 GiB (the kernels read them only when updating)
+        self.measure_only = bool(measure_only)
+        m = 0 if measure_only else int(self.iset_start[-1])
         self.dtype = np.dtype(dtype)
         self.R = np.zeros(m, dtype=self.dtype)
         self.S = np.zeros(m, dtype=self.dtype)
@@ -53,7 +58,13 @@ class PublicTreeSolver:
         self.iteration = 0
         self.seconds = 0.0
         self.cpu_seconds = 0.0
-        K.initial_strategy(t.actor, self.iset_off, self.iset_start, self.R, self.sigma)
+        if not measure_only:
+            K.initial_strategy(t.actor, self.iset_off, self.iset_start, self.R, self.sigma)
+
+    def _check_solving(self) -> None:
+        if self.measure_only:
+            raise TrucError("this solver only measures given tables (measure_only): it holds no regrets or "
+                            "strategy to iterate, average or save")
 
     @property
     def n_infosets(self) -> int:
@@ -76,6 +87,8 @@ class PublicTreeSolver:
         stored reach: following ``sigma``, or best-responding with ``best_response``; ``update`` adds the
         regrets and the average strategy (``weights``: the iteration's weights) as CFR does. An accepted
         redeal is worth :attr:`redeal_value` (seat 0's points)."""
+        if update:
+            self._check_solving()
         t = self.tree
         mode = {"cfr+": K.MODE_PLUS, "dcfr": K.MODE_DISCOUNT, "lcfr": K.MODE_DISCOUNT, "cfr": K.MODE_VANILLA,
                 "mmd": K.MODE_MMD}[self.algorithm]
@@ -87,6 +100,7 @@ class PublicTreeSolver:
 
     def iterate(self, n: int = 1, callback=None) -> None:
         """Run ``n`` iterations (each: seat 0 updates, then seat 1 against seat 0's new strategy)."""
+        self._check_solving()
         for _ in range(n):
             start, cpu = time.perf_counter(), time.process_time()
             self.iteration += 1
@@ -115,6 +129,7 @@ class PublicTreeSolver:
 
     # ------------------------------------------------------------------ results
     def average_strategy(self) -> np.ndarray:
+        self._check_solving()
         out = np.zeros_like(self.S)
         K.normalize(self.iset_start, self.S, out)
         return out
@@ -128,8 +143,9 @@ class PublicTreeSolver:
         value0 = self.backward(0, sigma)
         br0 = self.backward(0, sigma, best_response=True)
         br1 = self.backward(1, sigma, best_response=True)
-        self.forward(0, self.sigma)  # leave the current strategy's reach for the next iteration
-        self.forward(1, self.sigma)
+        if not self.measure_only:
+            self.forward(0, self.sigma)  # leave the current strategy's reach for the next iteration
+            self.forward(1, self.sigma)
         nash_conv = br0 + br1
         return {"value": value0, "br0": br0, "br1": br1, "nash_conv": nash_conv, "exploitability": nash_conv / 2}
 
@@ -159,10 +175,12 @@ class PublicTreeSolver:
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict:
+        self._check_solving()
         return {"R": self.R, "S": self.S, "iteration": np.int64(self.iteration), "seconds": np.float64(self.seconds),
                 "cpu_seconds": np.float64(self.cpu_seconds)}
 
     def load_state_dict(self, d: dict) -> None:
+        self._check_solving()
         if d["R"].shape != self.R.shape:
             raise TrucError(f"checkpoint does not match this game tree ({d['R'].shape[0]} regrets, "
                             f"tree has {self.R.shape[0]})")

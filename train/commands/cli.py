@@ -175,6 +175,22 @@ def check_exploitability(args) -> None:
     from truc_env.game.rules import make_rules
 
     rules = make_rules(args.variant, **parse_options(args.options))
+    if args.lbr:
+        from train.eval.local_br import check_request
+
+        if args.approx or args.as_played:
+            raise TrucError("--lbr is its own measurement (a local best response); drop --approx and --as-played")
+        lbr_off = [f for f, on in (("--suits", args.suits != 1), ("--real-redeal", args.real_redeal),
+                                   ("--check-hands", args.check_hands > 0), ("--viras", args.viras != "all"),
+                                   ("--abstraction", args.abstraction != "strength"),
+                                   ("--first-hands", args.first_hands != 4), ("--dealer", args.dealer != 0),
+                                   ("--br-set", bool(args.br_set)), ("--br-dir", args.br_dir is not None),
+                                   ("--backend", args.backend is not None)) if on]
+        if lbr_off:
+            raise TrucError(f"{', '.join(lbr_off)}: not settings of --lbr (it plays the real game from seat 0 "
+                            "dealing; its settings are --eval-deals, --lbr-samples, --lbr-rollouts, --seed)")
+        check_request(args.agent, rules, args.eval_deals, args.lbr_samples, args.lbr_rollouts)
+        return
     if args.approx:
         from train.eval.approx_br import check_request
 
@@ -376,6 +392,10 @@ def cmd_exploitability(args) -> None:
         from train.eval.approx_br import cmd_approx
 
         return cmd_approx(args)
+    if args.lbr:
+        from train.eval.local_br import cmd_lbr
+
+        return cmd_lbr(args)
 
     if args.as_played:
         return cmd_as_played(args)
@@ -606,6 +626,14 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--rollout-shards", type=flags.integer(1, 1 << 20),
                     help="--approx: the learner's rollout in this many shards (a divisor of its num_envs, 64; "
                     "the figure depends on it, not on --workers)")
+    ex.add_argument("--lbr", action="store_true",
+                    help="a lower bound for heads-up games without training: a local best response (each decision "
+                    "the best against the policy's belief over the opponent's cards, valued by playouts), measured "
+                    "on --eval-deals fresh duplicate deals (docs/approx_exploitability.md)")
+    ex.add_argument("--lbr-samples", type=flags.integer(1, 10**6), default=64,
+                    help="--lbr: drawn deals of the opponent's unseen cards per decision")
+    ex.add_argument("--lbr-rollouts", type=flags.integer(1, 10**6), default=16,
+                    help="--lbr: playouts per legal action")
     ex.add_argument("--out", type=flags.output_file, help="write the result as JSON here")
     ex.set_defaults(func=cmd_exploitability, check=check_exploitability)
     an = sub.add_parser("analyze", help="analyse agents (partner signals)")
