@@ -27,10 +27,10 @@ import time
 import numpy as np
 
 from train.eval import stats
+from train.eval.exploitability import ask_probabilities
 from truc_env.errors import TrucError
 from truc_env.game.engine import CHANCE, DEAL_DRAW, State, sample_chance
 from truc_env.game.episode import Dealer
-from truc_env.game.observe import SeatObservation
 from truc_env.game.rules import Rules
 
 LBR_STREAM = 0x4C42525F  # "LBR_": the deals' and the responder's seed streams, apart from every other
@@ -46,6 +46,16 @@ def check_applies(rules: Rules) -> None:
                         "use --approx")
 
 
+def check_sizes(samples: int, rollouts: int) -> None:
+    if samples < 1 or rollouts < 1:
+        raise TrucError(f"local best response needs samples >= 1 and rollouts >= 1 (got {samples}, {rollouts})")
+
+
+def draw(p: np.ndarray, rng) -> int:
+    """An action id drawn from probabilities over every action id."""
+    return int(rng.choice(len(p), p=p / p.sum()))
+
+
 def check_request(spec: str, rules: Rules, deals: int, samples: int, rollouts: int) -> None:
     """Everything a measurement could be refused for, before any deal is played."""
     from agents import make_agent
@@ -54,8 +64,7 @@ def check_request(spec: str, rules: Rules, deals: int, samples: int, rollouts: i
     check_applies(rules)
     if deals < 2:
         raise TrucError(f"local best response deals {deals}: at least 2 (an interval needs two)")
-    if samples < 1 or rollouts < 1:
-        raise TrucError(f"local best response needs samples >= 1 and rollouts >= 1 (got {samples}, {rollouts})")
+    check_sizes(samples, rollouts)
     if spec.partition(":")[0] == "human":
         raise TrucError("a local best response is measured against an agent that plays by itself, not 'human'")
     probability_function(make_agent(spec, rules, seed=0))  # other rules, or an agent that only samples: refused
@@ -66,8 +75,7 @@ class LocalBestResponse:
 
     def __init__(self, rules: Rules, fn, samples: int = 64, rollouts: int = 16, seed: int = 0,
                  dealer: int = 0, score=(0, 0)):
-        if samples < 1 or rollouts < 1:
-            raise TrucError(f"local best response needs samples >= 1 and rollouts >= 1 (got {samples}, {rollouts})")
+        check_sizes(samples, rollouts)
         self.rules, self.fn = rules, fn
         self.samples, self.rollouts = int(samples), int(rollouts)
         self.rng = np.random.default_rng([seed, LBR_STREAM])
@@ -94,15 +102,9 @@ class LocalBestResponse:
                 x = sub.get(draw, x)
                 draw += 1
             elif actor == 1 - seat and weight > 0.0:
-                weight *= float(self._probs(s, actor)[x])
+                weight *= float(ask_probabilities(self.fn, s, actor)[x])
             s.apply_action(x)
         return s, weight
-
-    def _probs(self, s: State, q: int) -> np.ndarray:
-        mask = np.zeros(s.L.size, dtype=np.int8)
-        mask[list(s.legal_tuple())] = 1
-        p = np.asarray(self.fn(SeatObservation(s, q, mask), mask), dtype=np.float64)
-        return p
 
     # ------------------------------------------------------------------ choice
     def _playout(self, s: State, seat: int) -> float:
@@ -110,8 +112,7 @@ class LocalBestResponse:
             if s.is_chance_node():
                 s.apply_action(sample_chance(s, self.rng))
                 continue
-            p = self._probs(s, s.current_player())
-            s.apply_action(int(self.rng.choice(len(p), p=p / p.sum())))
+            s.apply_action(draw(ask_probabilities(self.fn, s, s.current_player()), self.rng))
         return float(s.returns()[seat])
 
     def choose(self, st: State, seat: int) -> int:
@@ -145,8 +146,7 @@ def play_deal(lbr: LocalBestResponse, fn, rules: Rules, deal_seed: int, seat: in
         elif st.current_player() == seat:
             st.apply_action(lbr.choose(st, seat))
         else:
-            p = lbr._probs(st, st.current_player())
-            st.apply_action(int(rng.choice(len(p), p=p / p.sum())))
+            st.apply_action(draw(ask_probabilities(fn, st, st.current_player()), rng))
     return float(st.returns()[seat])
 
 
