@@ -298,3 +298,53 @@ def test_heuristic_opponents_play_on_the_batched_engine_and_reproduce(monkeypatc
     assert masks[np.arange(len(actions)), actions].all()
     again, episodes2 = run()  # the batched heuristics' draws are seeded from the rollout's generator
     assert episodes2 == episodes and again.action == buf.action
+
+
+# ------------------------------------------------------------------------------------------- envido features
+ENVIDO_RULES = [("truco_argentino", {"players": 4, "flor": True, "signals": {"mode": "senas"}}),
+                ("truco_argentino", {"players": 2})]
+
+
+def _argentine_decisions(rules, count, seed=0):
+    """(state copy, seat) at random decisions of random hands."""
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < count:
+        st = State(rules, episode="hand", dealer=int(rng.integers(rules.players)))
+        while not st.is_terminal():
+            if st.is_chance_node():
+                st.apply_action(sample_chance(st, rng))
+                continue
+            out.append((st.clone(), st.current_player()))
+            legal = st.legal_actions()
+            st.apply_action(legal[int(rng.integers(len(legal)))])
+    return out
+
+
+@pytest.mark.parametrize("variant,options", ENVIDO_RULES, ids=lambda x: str(x))
+def test_envido_features_from_observations_equal_the_engine_ones(variant, options):
+    from agents.network.network import ENVIDO_MAX, encode_batch, envido_features, envido_features_batch, feature_size
+
+    rules = make_rules(variant, **options)
+    enc = encoder_of(rules)
+    decisions = _argentine_decisions(rules, 1200)
+    obs = np.stack([enc.encode(st, s) for st, s in decisions])
+    ref = np.stack([envido_features(st, s) for st, s in decisions])
+    got = envido_features_batch(rules, obs)
+    assert got.dtype == np.float32 and np.array_equal(got, ref)
+    full = np.stack([encode_state(st, s, "observation+strength+envido") for st, s in decisions])
+    assert np.array_equal(encode_batch(rules, obs, "observation+strength+envido"), full)
+    assert full.shape[1] == feature_size(rules, "observation+strength+envido")
+    # the figures are the engine's own envido points and flor, from the dealt cards the seat has seen
+    from truc_env.game.calls import envido_points, holds_flor
+
+    for (st, s), row in zip(decisions[:300], ref):
+        cards = list(st.dealt_hands[s])
+        assert row[0] == np.float32(envido_points(cards, rules.family) / ENVIDO_MAX)
+        assert row[1] == float(holds_flor(cards, rules.family))
+    assert ref[:, 0].max() == 1.0 and 0.0 < ref[:, 1].mean() < 0.2  # 33 points and some flores were seen
+
+
+def test_envido_features_need_a_variant_with_envido(tmp_path):
+    with pytest.raises(TrucError, match="need a variant with envido"):
+        tiny_config(tmp_path, features="observation+strength+envido").validate()

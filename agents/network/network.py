@@ -8,8 +8,12 @@ vector followed by card strengths in this hand's ranking (manilhas follow the vi
 one-hot alone does not say how strong it is): own unplayed cards sorted, every card played so far
 by trick and relative seat, and the best card on the table for each side; ``info_state+strength``:
 the ``info_state`` vector followed by the same strengths (perfect recall within a hand, and the
-batched engine gives it where every decision is public: the learned best response's input). All of
-it is what the seat sees (own cards only when not playing blind; played cards and the ranking are public).
+batched engine gives it where every decision is public: the learned best response's input);
+``observation+strength+envido`` (variants with envido): the strengths followed by the seat's own envido
+points over 33 and whether its three cards are a flor, counted from its dealt cards (those held and those it
+played), as a player counts them before a call; the one-hot cards alone leave a small network to learn
+that sum of same-suit pips. All of it is what the seat sees (own cards only when not playing blind; played
+cards and the ranking are public).
 """
 
 from __future__ import annotations
@@ -18,11 +22,25 @@ import numpy as np
 import torch
 from torch import nn
 
+from truc_env.game.calls import envido_points, holds_flor
+from truc_env.game.hand_rules import envido_pip
 from truc_env.game.observe import encoder_of
 from truc_env.game.view import visible_hand
 
-FEATURES = ("observation", "info_state", "observation+strength", "info_state+strength")
+FEATURES = ("observation", "info_state", "observation+strength", "info_state+strength", "observation+strength+envido")
 HISTORY_FEATURES = ("info_state", "info_state+strength")  # inputs with the hand's decision history
+ENVIDO_FEATURES = 2  # own envido points / 33, own flor (0 or 1)
+ENVIDO_MAX = 33.0
+
+
+def has_strength(features: str) -> bool:
+    """Does the input carry the card strengths (every ``+strength`` input)?"""
+    return "+strength" in features
+
+
+def has_envido(features: str) -> bool:
+    """Does the input end with the seat's own envido points and flor?"""
+    return features.endswith("+envido")
 
 
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
@@ -109,12 +127,13 @@ def stacked_actor_logits(layers: list[tuple], x: torch.Tensor) -> torch.Tensor:
 def feature_size(rules, features: str) -> int:
     enc = encoder_of(rules)
     base = enc.info_size if features in HISTORY_FEATURES else enc.size
-    return base + (strength_size(rules) if features.endswith("+strength") else 0)
+    return (base + (strength_size(rules) if has_strength(features) else 0)
+            + (ENVIDO_FEATURES if has_envido(features) else 0))
 
 
 def strength_offset(rules, features: str) -> int:
     """Where the strength features begin in the input (-1: the input has none)."""
-    if not features.endswith("+strength"):
+    if not has_strength(features):
         return -1
     enc = encoder_of(rules)
     return enc.info_size if features in HISTORY_FEATURES else enc.size
@@ -220,6 +239,54 @@ def strength_features_batch(rules, obs: np.ndarray) -> np.ndarray:
     return out
 
 
+def envido_features(state, seat: int) -> np.ndarray:
+    """The seat's own envido points / 33 and flor (0 or 1), from the cards it holds and those it played."""
+    r = state.rules
+    own = visible_hand(state, seat, seat)
+    cards = [c for c in own if c >= 0] if own is not None else []
+    cards += [c for _, s, c in state.played if s == seat]
+    out = np.zeros(ENVIDO_FEATURES, np.float32)
+    if cards:
+        out[0] = envido_points(cards, r.family) / ENVIDO_MAX
+        out[1] = float(holds_flor(cards, r.family))
+    return out
+
+
+_ENVIDO_PLANS: dict = {}
+
+
+def _envido_plan(rules) -> tuple:
+    """Per Rules: each deck card's envido pip and suit, and the observation slices of the own cards."""
+    plan = _ENVIDO_PLANS.get(rules.key)
+    if plan is None:
+        enc, fam = encoder_of(rules), rules.family
+        pip = np.array([envido_pip(int(fam.rank_of(c))) for c in rules.deck], np.float64)  # float64: as Python divides
+        suit = np.array([c % 4 for c in rules.deck])
+        plan = _ENVIDO_PLANS[rules.key] = (pip, [suit == s for s in range(4)], enc.piece("hand").slice,
+                                           enc.piece("played").slice, rules.hand_size, rules.players, len(rules.deck))
+    return plan
+
+
+def envido_features_batch(rules, obs: np.ndarray) -> np.ndarray:
+    """:func:`envido_features` of a batch, read from the observation vectors alone (bit-identical): the own
+    cards are the hand section and the own seat's (relative seat 0) entries of every trick in ``played``."""
+    pip, suits, hand, played, hs, n, D = _envido_plan(rules)
+    B = obs.shape[0]
+    mine = obs[:, hand] + obs[:, played].reshape(B, hs, n, D)[:, :, 0].sum(1)  # one-hot of the dealt cards seen
+    held = mine > 0
+    points = (held * pip).max(1)  # the best single card
+    flor = np.zeros(B, bool)
+    for in_suit in suits:  # 20 + the two best pips of two cards of one suit
+        k = (held & in_suit).sum(1)
+        top2 = -np.sort(np.where(held & in_suit, -pip, 0.0), axis=1)[:, :2].sum(1)
+        points = np.where(k >= 2, np.maximum(points, 20.0 + top2), points)
+        flor |= k >= 3
+    out = np.zeros((B, ENVIDO_FEATURES), np.float32)
+    out[:, 0] = points / ENVIDO_MAX
+    out[:, 1] = flor
+    return out
+
+
 def encode_batch(rules, obs: np.ndarray, features: str, history: np.ndarray | None = None) -> np.ndarray:
     """The network inputs of a batch of observation vectors (the batched engine's): float32, fresh.
 
@@ -229,9 +296,11 @@ def encode_batch(rules, obs: np.ndarray, features: str, history: np.ndarray | No
         return np.array(obs, np.float32)
     if features == "observation+strength":
         return np.concatenate([obs, strength_features_batch(rules, obs)], axis=1)
+    if features == "observation+strength+envido":
+        return np.concatenate([obs, strength_features_batch(rules, obs), envido_features_batch(rules, obs)], axis=1)
     if history is None:
         raise ValueError(f"{features!r} features need the decision history: only engine states have it")
-    parts = [obs, history] + ([strength_features_batch(rules, obs)] if features.endswith("+strength") else [])
+    parts = [obs, history] + ([strength_features_batch(rules, obs)] if has_strength(features) else [])
     return np.concatenate(parts, axis=1).astype(np.float32, copy=False)
 
 
@@ -257,7 +326,9 @@ def encode_state(state, seat: int, features: str) -> np.ndarray:
     """The network input of ``seat`` at ``state`` (float32)."""
     enc = encoder_of(state.rules)
     x = enc.encode(state, seat, info_state=features in HISTORY_FEATURES)
-    if features.endswith("+strength"):
+    if has_envido(features):
+        return np.concatenate([x, strength_features(state, seat), envido_features(state, seat)])
+    if has_strength(features):
         return np.concatenate([x, strength_features(state, seat)])
     return x
 

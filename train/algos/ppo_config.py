@@ -69,7 +69,8 @@ class PPOConfig(config.RunConfig):
     # --- network
     features: str = "observation"
     """network input: ``observation`` (flat), ``info_state`` (flat + this hand's decision history),
-    ``observation+strength`` or ``info_state+strength`` (+ card strengths; see :mod:`agents.network.network`)"""
+    ``observation+strength`` or ``info_state+strength`` (+ card strengths; see :mod:`agents.network.network`), or
+    ``observation+strength+envido`` (+ the seat's own envido points and flor; variants with envido)"""
     hidden: list = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the actor and of the critic"""
     init_from: str = ""
@@ -213,6 +214,8 @@ class PPOConfig(config.RunConfig):
         need(self.fixed_prob + self.self_play_prob <= 1.0 + 1e-9, "fixed_prob + self_play_prob must be at most 1")
         need(not (self.fixed_prob > 0 and not self.fixed_opponents), "fixed_prob > 0 needs fixed_opponents")
         need(self.random_start_score == 0.0 or self.episode == "hand", "random_start_score needs episode: hand")
+        need(not self.features.endswith("+envido") or rules.envido,
+             f"features {self.features!r} need a variant with envido (truco_argentino); {rules.variant} has none")
         need(self.average == "none" or self.exploitability_every > 0,
              "average needs exploitability_every > 0 (the iterates it averages are the ones measured)")
         if self.average != "none" and rules.vira:
