@@ -19,17 +19,21 @@ def test_the_page_has_every_agent_its_figure_and_its_command(tmp_path, monkeypat
               {"agent": "heuristic:honest", "exploitability": {"kind": "approx", "value": 1.25, "ci95": [1.0, 1.5],
                                                                "command": "truc exploitability --approx --agent heuristic:honest",
                                                                "source": "a test"}},
+              {"agent": "heuristic:bluffer", "exploitability": {"kind": "approx", "method": "lbr", "value": 0.5,
+                                                                "ci95": [0.25, 0.75], "command": "truc exploitability --lbr"}},
               {"agent": "heuristic:cautious"}]
     lb = lbm.LeaderboardConfig.from_dict(_config(tmp_path, agents))
     text = lbm.generate(lb, "tiny.yaml", log=lambda m: None)
     rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert len(rows) == 3
+    assert len(rows) == 4
     by = {r.split("`")[1]: r for r in rows}
     # random's exact figure on this shrunk game, measured by the generator: docs/approx_exploitability.md's 4.048
     assert "| exact |" in by["random"] and "truc exploitability --agent random --variant le_truc --options" in by["random"]
     value = float(by["random"].split("|")[2])
     assert value == pytest.approx(RANDOM_SMALL, abs=1e-4)
     assert "≥ 1.2500 (1.000 … 1.500) | approx" in by["heuristic:honest"] and "(a test)" in by["heuristic:honest"]
+    assert "approx (learned best response" in by["heuristic:honest"]
+    assert "≥ 0.5000 (0.250 … 0.750) | approx (local best response, a lower bound)" in by["heuristic:bluffer"]
     assert "none measured" in by["heuristic:cautious"]
     assert "python -m train.eval.leaderboard --config tiny.yaml" in text and "6 duplicate deals per pairing" in text
     # the same config gives the same page, its arena resumed and its measurements read back, not replayed
@@ -50,6 +54,8 @@ def test_main_writes_the_page(tmp_path):
 @pytest.mark.parametrize("agents, match", [
     ([{"agent": "random", "exploitability": {"kind": "guess", "value": 1}}], "'exact' or 'approx'"),
     ([{"agent": "random", "exploitability": {"kind": "exact", "value": 1}}], "the 'command'"),
+    ([{"agent": "random", "exploitability": {"kind": "approx", "method": "guess", "value": 1, "command": "x"}}],
+     "'learned' .* or 'lbr'"),
 ])
 def test_bad_configs_are_refused(tmp_path, agents, match):
     with pytest.raises(TrucError, match=match):

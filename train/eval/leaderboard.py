@@ -4,7 +4,8 @@
 the agents and where each one's exploitability comes from:
 
 - ``{kind: exact, value: X, command: ..., source: ...}`` or ``{kind: approx, value: X, ci95: [lo, hi], ...}``: a
-  figure measured before by that command (models/README.md, docs JSON), taken as it is and cited;
+  figure measured before by that command (models/README.md, docs JSON), taken as it is and cited (``method: lbr``:
+  the approximate figure is a local best response's, ``truc exploitability --lbr``, not a learned one's);
 - ``{kind: exact, measure: true}``: measured here (:func:`train.eval.exploitability.policy_exploitability`, seed 0);
 - ``{kind: approx, measure: true, br_steps: N, eval_deals: M}``: a learned best response measured here
   (:func:`train.eval.approx_br.approx_exploitability`, seed 0), a lower bound;
@@ -58,6 +59,9 @@ class LeaderboardConfig:
                 if ex and ex.get("kind") not in ("exact", "approx"):
                     raise TrucError(f"leaderboard {a.get('agent')!r}: exploitability kind {ex.get('kind')!r}: "
                                     "'exact' or 'approx'")
+                if ex and ex.get("method", "learned") not in ("learned", "lbr"):
+                    raise TrucError(f"leaderboard {a.get('agent')!r}: approximate method {ex.get('method')!r}: "
+                                    "'learned' (a learned best response) or 'lbr' (a local best response)")
                 if ex and not ex.get("measure") and ("value" not in ex or "command" not in ex):
                     raise TrucError(f"leaderboard {a.get('agent')!r}: a recorded figure needs 'value' and the "
                                     "'command' that measured it (or measure: true)")
@@ -129,7 +133,7 @@ def _fmt_ex(ex: dict | None) -> tuple[str, str, str]:
     if ex["kind"] == "approx":
         lo, hi = ex.get("ci95", (None, None))
         value = f"≥ {value}" + (f" ({lo:.3f} … {hi:.3f})" if lo is not None else "")
-        kind = "approx (learned best response, a lower bound)"
+        kind = f"approx ({'local' if ex.get('method') == 'lbr' else 'learned'} best response, a lower bound)"
         if hi is not None and hi < 0:  # the learner lost to the policy: a bound below 0 says no more than >= 0
             kind += "; below 0: empty"
     else:
