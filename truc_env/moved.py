@@ -22,10 +22,19 @@ class _OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def __init__(self) -> None:
         self.moves: dict[str, str] = {}
+        self._longest_first: list[str] = []  # the old paths, a package's submodules before the package
+        self._roots: set[str] = set()  # their top-level packages: every import asks, most of them for others
+
+    def add(self, moves: dict[str, str]) -> None:
+        self.moves.update(moves)
+        self._longest_first = sorted(self.moves, key=len, reverse=True)
+        self._roots = {old.partition(".")[0] for old in self.moves}
 
     def new_path(self, name: str) -> str | None:
         """The 0.2 path of the 0.1 module ``name`` (a moved package carries its submodules), or None."""
-        for old in sorted(self.moves, key=len, reverse=True):
+        if name.partition(".")[0] not in self._roots:
+            return None
+        for old in self._longest_first:
             if name == old or name.startswith(old + "."):
                 return self.moves[old] + name[len(old):]
         return None
@@ -52,6 +61,6 @@ FINDER = _OldPaths()
 
 def keep_old_paths(moves: dict[str, str]) -> None:
     """Make each old module path of ``moves`` (old -> new, absolute names) import its new module."""
-    FINDER.moves.update(moves)
+    FINDER.add(moves)
     if FINDER not in sys.meta_path:
         sys.meta_path.insert(0, FINDER)

@@ -15,11 +15,14 @@ edited source, another numba) is not used: numba keys its index by the source's 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
 
 from numba.core import caching, config
+
+from truc_env.batch import gc_paused
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # truc_env/
 _CacheImpl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # renamed in numba 0.61
@@ -101,7 +104,8 @@ def ready(calls, what: str) -> None:
              f"from {os.path.dirname(_where(missing[0]))}) ...")
     for kernel, sig in todo:
         try:
-            kernel.compile(sig)
+            with contextlib.nullcontext() if kernel in missing else gc_paused():  # loads only: see gc_paused
+                kernel.compile(sig)
         except Exception as exc:
             if kernel in missing:  # a compile error, not the cache's
                 raise

@@ -57,6 +57,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from truc_env.batch import gc_paused
 from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
 from truc_env.game.engine import State, possible_winners
@@ -96,7 +97,8 @@ class VecReset(NamedTuple):
 
 def _numba_available() -> bool:
     try:
-        import numba  # noqa: F401
+        with gc_paused():
+            import numba  # noqa: F401
     except ImportError:
         return False
     return True
