@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agents.network import FEATURES, feature_size
+from agents.network.network import has_envido
 from train import config
 from train.algos import signals_otherplay
 from truc_env.batch.vector import batch_bytes
@@ -214,7 +215,7 @@ class PPOConfig(config.RunConfig):
         need(self.fixed_prob + self.self_play_prob <= 1.0 + 1e-9, "fixed_prob + self_play_prob must be at most 1")
         need(not (self.fixed_prob > 0 and not self.fixed_opponents), "fixed_prob > 0 needs fixed_opponents")
         need(self.random_start_score == 0.0 or self.episode == "hand", "random_start_score needs episode: hand")
-        need(not self.features.endswith("+envido") or rules.envido,
+        need(not has_envido(self.features) or rules.envido,
              f"features {self.features!r} need a variant with envido (truco_argentino); {rules.variant} has none")
         need(self.average == "none" or self.exploitability_every > 0,
              "average needs exploitability_every > 0 (the iterates it averages are the ones measured)")
