@@ -34,6 +34,7 @@ ROWS = (
     ("mmd", "MMD, uniform magnet", "ppo", "configs/ppo/small_mmd.yaml"),
     ("mmd_moving", "MMD, moving magnet", "ppo", "configs/ppo/small_mmd_moving.yaml"),
     ("mmd_tuned", "MMD, tuned (this sweep)", "ppo", "configs/ppo/small_mmd_tuned.yaml"),
+    ("mmd_small_steps", "MMD, small steps (clip 0.1, 8 epochs)", "ppo", "configs/ppo/small_mmd_small_steps.yaml"),
     ("nfsp", "OpenSpiel NFSP (average policy)", "nfsp", "configs/ppo/small.yaml"),
     ("psro", "PSRO, exact best-response oracle", "psro", "configs/psro/small.yaml"),
     ("cfr", "CFR+ (for scale)", "cfr", "configs/cfr/small.yaml"),
