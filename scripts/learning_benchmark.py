@@ -25,8 +25,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from train.algos.ppo_plots import save_figure  # noqa: E402
 from train.algos.psro import write_csv  # noqa: E402
-from truc_env.io.atomic import atomic_open, atomic_write_text  # noqa: E402
+from truc_env.io.atomic import atomic_write_text  # noqa: E402
 
 # key, label, kind, config; PPO-kind rows are measured in learner steps, the tabular ones in oracle calls
 ROWS = (
@@ -198,9 +199,7 @@ def plot(rows: list[dict], path: str, table=ROWS, title: str = GAMES["le_truc"][
     ax.set_ylabel("exploitability (points per hand)")
     fig.suptitle(f"Exact exploitability, {title}")
     fig.tight_layout()
-    with atomic_open(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=90)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv=None) -> int:

@@ -23,8 +23,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from train.algos.ppo_plots import save_figure  # noqa: E402
 from train.algos.psro import write_csv  # noqa: E402
-from truc_env.io.atomic import atomic_open  # noqa: E402
 
 COLUMNS = ("seed", "update", "global_step", "exploitability", "br0", "br1")
 
@@ -77,9 +77,7 @@ def plot(rows: list[dict], path: str, title: str) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    with atomic_open(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=90)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv=None) -> int:
@@ -110,18 +108,19 @@ def main(argv=None) -> int:
             name = os.path.basename(run_dir(cfg, s, args.runs))
             os.makedirs(os.path.join(args.runs, name), exist_ok=True)
             log = open(os.path.join(args.runs, f"{name}.log"), "a")
-            print(f"training seed {s} ({' '.join(command(args.config, s, args.runs, name)[1:])})", flush=True)
-            procs.append((s, subprocess.Popen(command(args.config, s, args.runs, name), stdout=log,
-                                              stderr=subprocess.STDOUT), log))
+            cmd = command(args.config, s, args.runs, name)
+            print(f"training seed {s} ({' '.join(cmd[1:])})", flush=True)
+            procs.append((s, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT), log))
         for s, proc, log in procs:
             if proc.wait() != 0:
                 print(f"seed {s} failed (exit {proc.returncode}); its log: {log.name}", file=sys.stderr)
                 return 1
             log.close()
-    rows = [r for s in args.seeds for r in read_curve(cfg, s, args.runs)]
+    curves = {s: read_curve(cfg, s, args.runs) for s in args.seeds}
+    rows = [r for s in args.seeds for r in curves[s]]
     write_csv(args.csv, rows, COLUMNS)
     plot(rows, args.png, f"{cfg.name}: heads-up {cfg.variant}, seeds {', '.join(map(str, args.seeds))}")
-    ends = [float(read_curve(cfg, s, args.runs)[-1]["exploitability"]) for s in args.seeds]
+    ends = [float(curves[s][-1]["exploitability"]) for s in args.seeds]
     for s, e in zip(args.seeds, ends):
         print(f"seed {s}: {e:.3f} points per hand at the end of the run")
     print(f"median {np.median(ends):.3f} (range {min(ends):.3f} ... {max(ends):.3f}); "
