@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from train.algos.signals_runs import config_label, experiment_family, load_experiment
+from train.algos.signals_runs import config_label, experiment_family, load_experiment, opponent_suffix
 
 torch = pytest.importorskip("torch")
 
@@ -37,6 +37,17 @@ def test_figures_of_each_experiment_keep_their_own_names():
     assert config_label("configs/signals/mmd_ppo_le_truc_4p.yaml") == "le_truc_4p"
     assert config_label("configs/signals/conv_ppo_paulista_free_op.yaml") == "paulista_free_op"
     assert config_label("configs/signals/ppo_le_truc_4p_none.yaml") == "le_truc_4p_none"
+
+
+def test_another_opponent_writes_its_figures_beside_the_files_own():
+    path = "configs/signals/twin_truco_paulista_4p.yaml"
+    own = load_experiment(path)["analysis"]
+    assert own["against"] == "random"
+    assert opponent_suffix(path, own) == ("", own["out"])
+    honest = ["analysis.against=heuristic:honest"]
+    assert opponent_suffix(path, load_experiment(path, honest)["analysis"], honest) == ("_honest", own["out"] + "_honest")
+    named = honest + ["analysis.out=runs/elsewhere"]  # the results where the command says, the figures renamed
+    assert opponent_suffix(path, load_experiment(path, named)["analysis"], named) == ("_honest", "runs/elsewhere")
 
 
 def test_mmd_trains_a_partnership_team_against_fixed_opponents(tmp_path):

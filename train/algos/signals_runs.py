@@ -263,7 +263,9 @@ def run_experiment(path: str, steps: int | None = None, train: bool = True, deal
     if "leak" in exp:
         return run_leak(exp, deals, log, img_dir)
     ana = exp["analysis"]
-    out_root = ana.get("out", "runs/signals/analysis")
+    suffix, out = opponent_suffix(path, ana, overrides)
+    ana = {**ana, "out": out}
+    out_root = ana["out"]
     deals = int(deals or ana.get("deals", 300))
     against = ana.get("against", "heuristic:honest")
     sweep = tuple(ana.get("sweep", (0.0, 0.25, 0.5, 0.75, 1.0)))
@@ -274,10 +276,11 @@ def run_experiment(path: str, steps: int | None = None, train: bool = True, deal
     results = {"experiment": path, "against": against, "deals": deals, "configs": {}}
     if ana.get("per_seed"):
         results.update(analyse_per_seed(groups, ana, deals, int(exp.get("workers", 2)), log,
-                                        img_prefix=os.path.join(img_dir, experiment_family(path))))
+                                        img_prefix=os.path.join(img_dir, experiment_family(path)),
+                                        img_suffix=suffix))
         _write_json(os.path.join(out_root, "experiment.json"), results)
         return results
-    jobs = [(config, runs, against, deals, sweep, out_root, img_dir) for config, runs in groups.items()]
+    jobs = [(config, runs, against, deals, sweep, out_root, img_dir, suffix) for config, runs in groups.items()]
     with ProcessPoolExecutor(max_workers=config.worker_count(int(exp.get("workers", 2)))) as pool:
         for (base, entry, text) in pool.map(_analyse_config, jobs):
             log(text)
@@ -299,6 +302,20 @@ def config_label(path: str) -> str:
     return re.sub(r"^(?:signals_)?(?:[a-z]+_)?ppo_", "", name)  # the 0.1 flat names began signals_
 
 
+def opponent_suffix(path: str, ana: dict, overrides=()) -> tuple[str, str]:
+    """``(suffix, out)``: the suffix is ``""`` when the analysis plays the opponent the experiment file
+    names, else ``_<opponent>`` (``--set analysis.against=...``), so that the figures of another opponent
+    are written beside the file's own, not over them; ``out``, the results folder, gets it too unless
+    ``analysis.out`` was set on the command line as well."""
+    if not overrides:
+        return "", ana["out"]
+    written = load_experiment(path)["analysis"]
+    if ana["against"] == written["against"]:
+        return "", ana["out"]
+    suffix = "_" + re.sub(r"[^a-z0-9]+", "_", ana["against"].split(":")[-1].lower()).strip("_")
+    return suffix, ana["out"] + suffix if ana["out"] == written["out"] else ana["out"]
+
+
 def experiment_family(path: str) -> str:
     """The figures' prefix of an experiment file: ``configs/signals/mmd_le_truc_4p.yaml`` -> ``signals_mmd``
     (so that the MMD runs' figures do not overwrite the plain ones, ``signals_conv_*``)."""
@@ -307,7 +324,7 @@ def experiment_family(path: str) -> str:
 
 
 def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, workers: int, log=print,
-                     img_prefix: str | None = None) -> dict:
+                     img_prefix: str | None = None, img_suffix: str = "") -> dict:
     """Each run analysed on its own (a worker per run) on the same duplicate deals, then pooled.
 
     Per channel run: every metric of :func:`train.analysis.signals.analyze` except cross-play, written to
@@ -366,9 +383,9 @@ def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, worker
     if img_prefix:
         for label, c in configs.items():
             if c["channel"]:
-                plot_per_seed(label, c, f"{img_prefix}_{label}", ana["against"])
+                plot_per_seed(label, c, f"{img_prefix}_{label}{img_suffix}", ana["against"])
             if "cross_play" in c:
-                plot_cross_play(c["cross_play"], f"{img_prefix}_{label}_crossplay.png",
+                plot_cross_play(c["cross_play"], f"{img_prefix}_{label}{img_suffix}_crossplay.png",
                                 f"{label}: cross-play of {len(c['runs'])} seeds vs {ana['against']}")
     return {"configs": configs}
 
@@ -538,7 +555,7 @@ def per_seed_text(configs: dict) -> str:
 
 def _analyse_config(job) -> tuple[str, dict, str]:
     """One base config's analysis (a worker process): its name, its entry, and the text to print."""
-    config, runs, against, deals, sweep, out_root, img_dir = job
+    config, runs, against, deals, sweep, out_root, img_dir, suffix = job
     import torch
 
 
@@ -549,7 +566,7 @@ def _analyse_config(job) -> tuple[str, dict, str]:
     entry = {"variant": r0.variant, "options": r0.options, "channel": r0.channel, "runs": [r.name for r in runs]}
     if r0.channel:
         rep = analyze(r0.variant, r0.options, teams, against, deals, seed=0, sweep=sweep,
-                      out=os.path.join(out_root, base), img_prefix=os.path.join(img_dir, f"signals_{base}"),
+                      out=os.path.join(out_root, base), img_prefix=os.path.join(img_dir, f"signals_{base}{suffix}"),
                       log=lambda m: None)
         entry["summary"] = os.path.join(out_root, base, "summary.json")
         return base, entry, f"== {base}\n" + summary_text(rep)
