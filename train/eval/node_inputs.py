@@ -20,7 +20,15 @@ from numba import njit
 from agents.cfr.labels import CHILD, PLAY
 from agents.cfr.policy_tree import CardClasses, root_state
 from agents.cfr.tree import PublicTree
-from train.eval.tree_cache import ENCODER_SOURCES, cache_read, cache_write, code_version, tree_cache_key, vira_of
+from train.eval.tree_cache import (
+    ENCODER_SOURCES,
+    build_lock,
+    cache_read,
+    cache_write,
+    code_version,
+    tree_cache_key,
+    vira_of,
+)
 from truc_env.game.rules import Rules
 
 
@@ -44,11 +52,13 @@ def node_inputs(tree: PublicTree, rules: Rules, features: str, after_redeal: boo
         key["form"] = "situations"
     path, out = cache_read(cache_dir, "inputs", key, "network-input cache file")
     if out is None:
-        out = (_by_situation if by_situation else _walk_nodes)(tree, rules, features, after_redeal, progress)
-        if path is not None:
-            cache_write(path, {"key": key}, out)
-    else:
-        out.pop("header")
+        with build_lock(path):  # another process computing these inputs: wait for it, then read its file
+            path, out = cache_read(cache_dir, "inputs", key, "network-input cache file")
+            if out is None:
+                out = (_by_situation if by_situation else _walk_nodes)(tree, rules, features, after_redeal, progress)
+                if path is not None:
+                    cache_write(path, {"key": key}, out)
+    out.pop("header", None)  # read back: its header; computed here: none
     return _rows_of(out, tree.actor) if by_situation else out
 
 

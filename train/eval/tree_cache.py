@@ -3,6 +3,8 @@ and a digest of the sources that build them (a change in any makes every cached 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 
 import numpy as np
@@ -72,16 +74,24 @@ def cached_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = 
         return build_tree(rules, dealer, score, abstraction, vira=vira)
     key = tree_cache_key(rules, dealer, score, abstraction, vira)
     path, arrays = cache_read(cache_dir, "tree", key, "public-tree cache file")
-    if arrays is not None:
-        header = arrays.pop("header")
-        missing = [k for k in (*_TREE_ARRAYS, "hs_counts") if k not in arrays]
-        if missing:
-            raise TrucError(f"{path}: public-tree cache file lacks {', '.join(missing)}; delete it to rebuild the tree")
-        trans1, node_sit = arrays.get("trans1"), arrays.get("node_sit")
-        return PublicTree(rules=rules, abstraction=make_abstraction(rules, abstraction, vira), dealer=int(dealer),
-                          score=tuple(score), hs_counts=[tuple(int(x) for x in r) for r in arrays["hs_counts"]],
-                          situations=int(header["situations"]), stats=header["stats"], trans1=trans1, node_sit=node_sit,
-                          vira=-1 if vira is None else int(vira), **{k: arrays[k] for k in _TREE_ARRAYS})
+    if arrays is None:
+        with build_lock(path):  # another process building this tree: wait for it, then read its file
+            path, arrays = cache_read(cache_dir, "tree", key, "public-tree cache file")
+            if arrays is None:
+                return _build_and_keep(rules, dealer, score, abstraction, vira, key, path, log)
+    header = arrays.pop("header")
+    missing = [k for k in (*_TREE_ARRAYS, "hs_counts") if k not in arrays]
+    if missing:
+        raise TrucError(f"{path}: public-tree cache file lacks {', '.join(missing)}; delete it to rebuild the tree")
+    trans1, node_sit = arrays.get("trans1"), arrays.get("node_sit")
+    return PublicTree(rules=rules, abstraction=make_abstraction(rules, abstraction, vira), dealer=int(dealer),
+                      score=tuple(score), hs_counts=[tuple(int(x) for x in r) for r in arrays["hs_counts"]],
+                      situations=int(header["situations"]), stats=header["stats"], trans1=trans1, node_sit=node_sit,
+                      vira=-1 if vira is None else int(vira), **{k: arrays[k] for k in _TREE_ARRAYS})
+
+
+def _build_and_keep(rules: Rules, dealer: int, score, abstraction: str, vira: int | None, key: dict, path: str,
+                    log=None) -> PublicTree:
     t0 = time.time()
     tree = build_tree(rules, dealer, score, abstraction, vira=vira)
     if log:
@@ -94,6 +104,37 @@ def cached_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = 
             arrays[k] = getattr(tree, k)
     cache_write(path, header, arrays)
     return tree
+
+
+@contextlib.contextmanager
+def build_lock(path: str | None):
+    """Held while this process builds the cache file ``path``, so that another process asking for the same
+    file waits and then reads it instead of building it too (the xdist workers, seeds trained side by side).
+    An advisory lock on ``<path>.lock``, removed on release; none without a cache, where the folder cannot
+    be written, or where the platform has no ``fcntl`` (then two processes may both build: the atomic
+    write keeps the file whole either way)."""
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None
+    if path is None or fcntl is None:
+        yield
+        return
+    lock = path + ".lock"
+    try:
+        os.makedirs(os.path.dirname(lock) or ".", exist_ok=True)
+        f = open(lock, "a")
+    except OSError:
+        yield
+        return
+    with f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def cache_read(cache_dir: str | None, prefix: str, key: dict, what: str) -> tuple[str | None, dict | None]:
