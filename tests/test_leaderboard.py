@@ -51,6 +51,15 @@ def test_main_writes_the_page(tmp_path):
     assert "## Shrunk Le Truc" in (tmp_path / "leaderboard.md").read_text()
 
 
+def test_an_agent_added_starts_that_arena_afresh(tmp_path):
+    lb = lbm.LeaderboardConfig.from_dict(_config(tmp_path, [{"agent": "random"}, {"agent": "heuristic:honest"}]))
+    lbm.generate(lb, "tiny.yaml", log=lambda m: None)
+    more = lbm.LeaderboardConfig.from_dict(_config(tmp_path, [{"agent": "random"}, {"agent": "heuristic:honest"},
+                                                              {"agent": "heuristic:cautious"}]))
+    text = lbm.generate(more, "tiny.yaml", log=lambda m: None)  # was: "--resume: ... another config"
+    assert sum(line.startswith("| `") for line in text.splitlines()) == 3
+
+
 @pytest.mark.parametrize("agents, match", [
     ([{"agent": "random", "exploitability": {"kind": "guess", "value": 1}}], "'exact' or 'approx'"),
     ([{"agent": "random", "exploitability": {"kind": "exact", "value": 1}}], "the 'command'"),

@@ -121,9 +121,19 @@ def _arena(v: dict, lb: LeaderboardConfig, progress: bool) -> tuple[dict, str]:
     cfg = ArenaConfig.from_dict({"variant": v["variant"], "options": v.get("options", {}),
                                  "agents": [a["agent"] for a in v["agents"]], "format": "round_robin",
                                  "out": os.path.join(lb.arena_dir, name), **settings})
-    # the same config resumes its own folder: a page regenerated after a change of wording replays nothing
-    summary = run_arena(cfg, resume=True, progress=progress)
+    # the same config resumes its own folder: a page regenerated after a change of wording replays nothing;
+    # another one (an agent added, other deals) starts that variant's arena afresh: the folder is the page's own
+    summary = run_arena(cfg, resume=_same_arena(cfg), progress=progress)
     return summary, cfg
+
+
+def _same_arena(cfg) -> bool:
+    """Does ``cfg.out`` hold (part of) the tournament of this very config?"""
+    try:
+        with open(os.path.join(cfg.out, "config.json")) as f:
+            return json.load(f) == cfg.fingerprint()
+    except (OSError, ValueError):
+        return False
 
 
 def _fmt_ex(ex: dict | None) -> tuple[str, str, str]:
