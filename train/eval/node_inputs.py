@@ -22,10 +22,9 @@ from agents.cfr.policy_tree import CardClasses, root_state
 from agents.cfr.tree import PublicTree
 from train.eval.tree_cache import (
     ENCODER_SOURCES,
-    build_lock,
-    cache_read,
     cache_write,
     code_version,
+    read_or_lock,
     tree_cache_key,
     vira_of,
 )
@@ -50,14 +49,11 @@ def node_inputs(tree: PublicTree, rules: Rules, features: str, after_redeal: boo
     by_situation = tree.node_sit is not None and features in ("observation", "observation+strength")
     if by_situation:  # kept as the situations' rows and the nodes' plays: a seventh of the rows' bytes
         key["form"] = "situations"
-    path, out = cache_read(cache_dir, "inputs", key, "network-input cache file")
-    if out is None:
-        with build_lock(path):  # another process computing these inputs: wait for it, then read its file
-            path, out = cache_read(cache_dir, "inputs", key, "network-input cache file")
-            if out is None:
-                out = (_by_situation if by_situation else _walk_nodes)(tree, rules, features, after_redeal, progress)
-                if path is not None:
-                    cache_write(path, {"key": key}, out)
+    with read_or_lock(cache_dir, "inputs", key, "network-input cache file") as (path, out):
+        if out is None:  # no file (or no cache): computed here, another process waiting for it meanwhile
+            out = (_by_situation if by_situation else _walk_nodes)(tree, rules, features, after_redeal, progress)
+            if path is not None:
+                cache_write(path, {"key": key}, out)
     out.pop("header", None)  # read back: its header; computed here: none
     return _rows_of(out, tree.actor) if by_situation else out
 

@@ -73,12 +73,9 @@ def cached_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = 
     if cache_dir is None:
         return build_tree(rules, dealer, score, abstraction, vira=vira)
     key = tree_cache_key(rules, dealer, score, abstraction, vira)
-    path, arrays = cache_read(cache_dir, "tree", key, "public-tree cache file")
-    if arrays is None:
-        with build_lock(path):  # another process building this tree: wait for it, then read its file
-            path, arrays = cache_read(cache_dir, "tree", key, "public-tree cache file")
-            if arrays is None:
-                return _build_and_keep(rules, dealer, score, abstraction, vira, key, path, log)
+    with read_or_lock(cache_dir, "tree", key, "public-tree cache file") as (path, arrays):
+        if arrays is None:
+            return _build_and_keep(rules, dealer, score, abstraction, vira, key, path, log)
     header = arrays.pop("header")
     missing = [k for k in (*_TREE_ARRAYS, "hs_counts") if k not in arrays]
     if missing:
@@ -135,6 +132,19 @@ def build_lock(path: str | None):
             with contextlib.suppress(OSError):
                 os.unlink(lock)
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def read_or_lock(cache_dir: str | None, prefix: str, key: dict, what: str):
+    """``(path, arrays)`` as :func:`cache_read` gives them; where there is no file yet, with this process
+    holding its :func:`build_lock` for the block, read again once the lock is held (another process may
+    have written the file meanwhile): the block builds and writes it only where ``arrays`` is still None."""
+    path, arrays = cache_read(cache_dir, prefix, key, what)
+    if arrays is not None or path is None:
+        yield path, arrays
+        return
+    with build_lock(path):
+        yield cache_read(cache_dir, prefix, key, what)
 
 
 def cache_read(cache_dir: str | None, prefix: str, key: dict, what: str) -> tuple[str | None, dict | None]:
