@@ -1,0 +1,57 @@
+"""Print the per-seed table of a signalling study (``truc analyze signals --config ...`` with ``per_seed``) as
+docs/signals.md shows it: each seed's points with the channel, its gaps paired by deal, its twin's points and
+(where the study trained one) the silent start's; then the pooled rows. Bold: the 95% interval excludes 0.
+
+    python scripts/signals_table.py runs/signals/warm_truco_paulista_4p/experiment.json
+"""
+
+import json
+import sys
+
+GAPS = ("channel_minus_shuffled", "channel_minus_twin", "channel_minus_muted")
+
+
+def fmt(ci: dict | None, bold: bool = True) -> str:
+    if not ci:
+        return ""
+    text = f"{ci['mean']:+.2f} [{ci['lo']:+.2f}, {ci['hi']:+.2f}]".replace("-", "−")
+    return f"**{text}**" if bold and (ci["lo"] > 0 or ci["hi"] < 0) else text
+
+
+def seed_of(name: str) -> int:
+    return int(name.rsplit("_s", 1)[1])
+
+
+def table(exp: dict) -> str:
+    configs = exp["configs"]
+    talking = [c for c in configs.values() if c.get("channel")]
+    if len(talking) != 1:
+        raise SystemExit(f"expected one channel configuration, found {len(talking)}")
+    c = talking[0]
+    twin_label = c["channel_minus_twin"]["twin"]
+    twin = {seed_of(n): v for n, v in configs[twin_label]["per_seed"].items()}
+    starts = [v for k, v in configs.items() if not v.get("channel") and k != twin_label]
+    start = {seed_of(n): v for n, v in starts[0]["per_seed"].items()} if starts else {}
+    head = ["seed", "channel", "channel − shuffled", "channel − twin", "channel − muted", "twin"] + (["the start"] if start else [])
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name in c["runs"]:
+        s, r = seed_of(name), c["per_seed"][name]
+        cells = [str(s), fmt(r["points"], False)] + [fmt(r.get(g)) for g in GAPS] + [fmt(twin[s]["points"], False)]
+        rows.append("| " + " | ".join(cells + ([fmt(start[s]["points"], False)] if start else [])) + " |")
+    pooled = [fmt(c[g]["over_deals"]) for g in GAPS if g != "channel_minus_twin"]
+    tw = c["channel_minus_twin"]
+    rows.append("| pooled over deals | " + " | ".join([fmt(c["points"]["channel"], False), pooled[0], fmt(tw["over_deals"]),
+                                                      pooled[1], fmt(configs[twin_label]["points"]["channel"], False)]
+                                                     + ([fmt(starts[0]["points"]["channel"], False)] if start else [])) + " |")
+    rows.append("| pooled over runs | | " + " | ".join([
+        fmt(c["channel_minus_shuffled"]["over_seeds"]) + " (t over runs)",
+        fmt(tw["paired_by_seed"]) + " paired by seed; " + fmt(tw["welch_over_runs"]) + " Welch",
+        fmt(c["channel_minus_muted"]["over_seeds"]), ""] + ([""] if start else [])) + " |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    with open(sys.argv[1]) as f:
+        print(table(json.load(f)))
