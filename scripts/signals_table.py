@@ -14,8 +14,13 @@ GAPS = ("channel_minus_shuffled", "channel_minus_twin", "channel_minus_muted")
 def fmt(ci: dict | None, bold: bool = True) -> str:
     if not ci:
         return ""
-    text = f"{ci['mean']:+.2f} [{ci['lo']:+.2f}, {ci['hi']:+.2f}]".replace("-", "−")
-    return f"**{text}**" if bold and (ci["lo"] > 0 or ci["hi"] < 0) else text
+    resolved = ci["lo"] > 0 or ci["hi"] < 0
+
+    def bound(x: float) -> str:  # a bound that decides "resolved" is never printed as +0.00
+        return f"{x:+.4f}" if resolved and round(x, 2) == 0 else f"{x:+.2f}"
+
+    text = f"{ci['mean']:+.2f} [{bound(ci['lo'])}, {bound(ci['hi'])}]".replace("-", "−")
+    return f"**{text}**" if bold and resolved else text
 
 
 def seed_of(name: str) -> int:

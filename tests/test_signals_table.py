@@ -1,0 +1,57 @@
+"""scripts/signals_table.py: the per-seed tables of docs/signals.md are the ones its results files give."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDIES = ["signals_warm_truco_paulista_4p", "signals_warm_truco_paulista_4p_honest",
+           "signals_warm_truco_argentino_4p", "signals_warm_truco_argentino_4p_honest"]
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("signals_table", ROOT / "scripts" / "signals_table.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def rows(text: str) -> list[str]:
+    """The data rows of a table (not its header), whitespace collapsed."""
+    out = [re.sub(r"\s+", " ", line) for line in text.splitlines() if line.startswith("| ")]
+    return [r for r in out if not r.startswith("| seed ")]
+
+
+def doc_rows() -> set[str]:
+    return set(rows((ROOT / "docs" / "signals.md").read_text()))
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_the_docs_table_is_the_results_file(name):
+    study = json.loads((ROOT / "docs" / "results" / "data" / f"{name}.json").read_text())["study"]
+    table = rows(load().table(study))
+    assert len(table) == 7  # five seeds, pooled over deals, pooled over runs
+    missing = [r for r in table if r not in doc_rows()]
+    assert missing == [], f"docs/signals.md disagrees with {name}.json: {missing}"
+
+
+def test_a_changed_figure_is_caught():
+    # the negative control of the test above: one seed's gap moved by 0.01 no longer matches the docs
+    study = json.loads((ROOT / "docs" / "results" / "data" / f"{STUDIES[0]}.json").read_text())["study"]
+    first = next(c for c in study["configs"].values() if c.get("channel"))
+    run = first["runs"][0]
+    first["per_seed"][run]["channel_minus_twin"]["mean"] += 0.01
+    table = rows(load().table(study))
+    assert any(r not in doc_rows() for r in table)
+
+
+def test_a_bound_that_decides_is_never_shown_as_zero():
+    fmt = load().fmt
+    assert fmt({"mean": 0.16, "lo": 0.0003, "hi": 0.33}) == "**+0.16 [+0.0003, +0.33]**"
+    assert fmt({"mean": 0.16, "lo": -0.0003, "hi": 0.33}) == "+0.16 [−0.00, +0.33]"
+    assert fmt({"mean": -0.2, "lo": -0.4, "hi": -0.1}, bold=False) == "−0.20 [−0.40, −0.10]"
