@@ -33,27 +33,33 @@ def table(exp: dict) -> str:
     if len(talking) != 1:
         raise SystemExit(f"expected one channel configuration, found {len(talking)}")
     c = talking[0]
-    twin_label = c["channel_minus_twin"]["twin"]
-    twin = {seed_of(n): v for n, v in configs[twin_label]["per_seed"].items()}
-    starts = [v for k, v in configs.items() if not v.get("channel") and k != twin_label]
-    start = {seed_of(n): v for n, v in starts[0]["per_seed"].items()} if starts else {}
-    head = ["seed", "channel", "channel − shuffled", "channel − twin", "channel − muted", "twin"] + (["the start"] if start else [])
-    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    tw = c["channel_minus_twin"]
+    twin = configs[tw["twin"]]
+    starts = [v for k, v in configs.items() if not v.get("channel") and k != tw["twin"]]
+    start = starts[0] if starts else None  # the silent start of a warm-start study
+
+    def line(cells: list[str], start_cell: str) -> str:
+        return "| " + " | ".join(cells + ([start_cell] if start else [])) + " |"
+
+    def by_seed(config: dict) -> dict[int, dict]:
+        return {seed_of(n): v for n, v in config["per_seed"].items()}
+
+    twins, starts_by_seed = by_seed(twin), by_seed(start) if start else {}
+    head = ["seed", "channel", "channel − shuffled", "channel − twin", "channel − muted", "twin"]
+    rows = [line(head, "the start"), "|" + "---|" * (len(head) + bool(start))]
     for name in c["runs"]:
         s, r = seed_of(name), c["per_seed"][name]
-        cells = [str(s), fmt(r["points"], False)] + [fmt(r.get(g)) for g in GAPS] + [fmt(twin[s]["points"], False)]
-        rows.append("| " + " | ".join(cells + ([fmt(start[s]["points"], False)] if start else [])) + " |")
-    pooled = [fmt(c[g]["over_deals"]) for g in GAPS if g != "channel_minus_twin"]
-    tw = c["channel_minus_twin"]
-    rows.append("| pooled over deals | " + " | ".join([fmt(c["points"]["channel"], False), pooled[0], fmt(tw["over_deals"]),
-                                                      pooled[1], fmt(configs[twin_label]["points"]["channel"], False)]
-                                                     + ([fmt(starts[0]["points"]["channel"], False)] if start else [])) + " |")
-    rows.append("| pooled over runs | | " + " | ".join([
-        fmt(c["channel_minus_shuffled"]["over_seeds"]) + " (t over runs)",
-        fmt(tw["paired_by_seed"]) + " paired by seed; " + fmt(tw["welch_over_runs"]) + " Welch",
-        fmt(c["channel_minus_muted"]["over_seeds"]), ""] + ([""] if start else [])) + " |")
+        rows.append(line([str(s), fmt(r["points"], False)] + [fmt(r.get(g)) for g in GAPS] + [fmt(twins[s]["points"], False)],
+                         fmt(starts_by_seed[s]["points"], False) if start else ""))
+    rows.append(line(["pooled over deals", fmt(c["points"]["channel"], False)]
+                     + [fmt(tw["over_deals"] if g == "channel_minus_twin" else c[g]["over_deals"]) for g in GAPS]
+                     + [fmt(twin["points"]["channel"], False)],
+                     fmt(start["points"]["channel"], False) if start else ""))
+    rows.append(line(["pooled over runs", "",
+                      fmt(c["channel_minus_shuffled"]["over_seeds"]) + " (t over runs)",
+                      fmt(tw["paired_by_seed"]) + " paired by seed; " + fmt(tw["welch_over_runs"]) + " Welch",
+                      fmt(c["channel_minus_muted"]["over_seeds"]), ""], ""))
     return "\n".join(rows)
-
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
