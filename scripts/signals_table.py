@@ -61,6 +61,7 @@ def table(exp: dict) -> str:
                       fmt(c["channel_minus_muted"]["over_seeds"]), ""], ""))
     return "\n".join(rows)
 
+
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
