@@ -3,6 +3,7 @@ docs/signals.md shows it: each seed's points with the channel, its gaps paired b
 (where the study trained one) the silent start's; then the pooled rows. Bold: the 95% interval excludes 0.
 
     python scripts/signals_table.py runs/signals/warm_truco_paulista_4p/experiment.json
+    python scripts/signals_table.py docs/results/data/signals_warm_truco_paulista_4p.json   # its committed results file
 """
 
 import json
@@ -66,4 +67,8 @@ if __name__ == "__main__":
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
     with open(sys.argv[1]) as f:
-        print(table(json.load(f)))
+        data = json.load(f)
+    exp = data.get("study", data)  # a committed results file holds the study's experiment.json under "study"
+    if not isinstance(exp, dict) or "configs" not in exp:
+        raise SystemExit(f"{sys.argv[1]}: not a study's experiment.json or its results file (no 'configs')")
+    print(table(exp))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,3 +59,15 @@ def test_a_bound_that_decides_is_never_shown_as_zero():
     assert fmt({"mean": 0.16, "lo": 0.0003, "hi": 0.33}) == "**+0.16 [+0.0003, +0.33]**"
     assert fmt({"mean": 0.16, "lo": -0.0003, "hi": 0.33}) == "+0.16 [−0.00, +0.33]"
     assert fmt({"mean": -0.2, "lo": -0.4, "hi": -0.1}, bold=False) == "−0.20 [−0.40, −0.10]"
+
+
+def test_the_script_reads_a_committed_results_file_and_refuses_other_json(tmp_path):
+    script = str(ROOT / "scripts" / "signals_table.py")
+    out = subprocess.run([sys.executable, script, str(ROOT / "docs" / "results" / "data" / f"{STUDIES[0]}.json")],
+                         capture_output=True, text=True, check=True).stdout
+    documented = doc_rows()
+    assert rows(out) and all(r in documented for r in rows(out))
+    bad = tmp_path / "other.json"
+    bad.write_text('{"note": "not a study"}')
+    done = subprocess.run([sys.executable, script, str(bad)], capture_output=True, text=True)
+    assert done.returncode != 0 and "not a study's experiment.json" in done.stderr and "Traceback" not in done.stderr
