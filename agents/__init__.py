@@ -2,7 +2,8 @@
 
 Specs: ``random``, ``heuristic:<honest|bluffer|cautious>``, ``table:<path>`` (a tabular strategy, whatever
 solved it: CFR, MCCFR, MMD, PSRO), ``net:<path>`` (a network, whatever trained it: PPO, MMD, distillation),
-``human``. ``cfr:`` and ``ppo:``, the names of 0.1, are kept as aliases of ``table:`` and ``net:`` for one
+``human``, and ``greedy:<spec>`` (the most probable action of a ``net:`` or ``table:`` policy, always).
+``cfr:`` and ``ppo:``, the names of 0.1, are kept as aliases of ``table:`` and ``net:`` for one
 release. A path that does not exist is looked up among the shipped models (``net:le_truc``, see
 :mod:`truc_env.io.assets`).
 """
@@ -18,7 +19,7 @@ keep_old_paths({**{f"agents.{m}": f"agents.players.{m}"
                    for m in ("random", "heuristic", "heuristic_batch", "human", "partner_info")},
                 "agents.ppo": "agents.network"})
 
-SPEC_FORMS = "random, heuristic:<honest|bluffer|cautious>, table:<path>, net:<path|name>, human"
+SPEC_FORMS = "random, heuristic:<honest|bluffer|cautious>, table:<path>, net:<path|name>, human, greedy:<net or table spec>"
 # the file-backed kinds; the aliases are the 0.1 names, kept for one release
 FILE_KINDS = ("table", "net")
 ALIASES = {"cfr": "table", "ppo": "net"}
@@ -101,6 +102,12 @@ def make_agent(spec: str, rules=None, seed: int | None = None):
         if seed is not None and hasattr(agent, "reset"):
             agent.reset(seed)
         return agent
+    if kind == "greedy":
+        if not arg:
+            raise AgentSpecError("greedy: wraps a policy that gives its probabilities: greedy:net:PATH or greedy:table:PATH")
+        from agents.players.greedy import GreedyAgent
+
+        return GreedyAgent(make_agent(arg, rules, seed), spec)
     if kind == "oracle":
         raise AgentSpecError(f"{spec!r}: an oracle sees its partner's hand, a research bound and not a fair agent; "
                              "only `truc analyze bound` builds it (agents.players.partner_info.make_oracle)")

@@ -12,6 +12,18 @@ from truc_env.game.observe import SeatObservation
 from truc_env.game.rules import make_rules
 
 
+def play_hand(state, rng, choose):
+    """Play ``state`` to its end: chance drawn from ``rng``, each decision ``choose(seat, observation, mask)``."""
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.apply_action(sample_chance(state, rng))
+            continue
+        seat = state.current_player()
+        mask = np.zeros(state.L.size, np.int8)
+        mask[state.legal_actions()] = 1
+        state.apply_action(choose(seat, SeatObservation(state, seat, mask), mask))
+
+
 def test_human_rejects_bad_input_and_asks_again():
     rules = make_rules("le_truc")
     state = State(rules)
@@ -56,16 +68,13 @@ def test_heuristics_play_every_variant_legally(variant, options, style):
     for game in range(3):
         agents = [make_agent(f"heuristic:{style}", rules, seed=game * 10 + s) for s in range(rules.players)]
         state = State(rules, episode="hand", score=[11, 0] if variant.startswith("truco_p") and game == 1 else None)
-        while not state.is_terminal():
-            if state.is_chance_node():
-                state.apply_action(sample_chance(state, rng))
-                continue
-            seat = state.current_player()
-            mask = np.zeros(state.L.size, np.int8)
-            mask[state.legal_actions()] = 1
-            action = agents[seat].act(SeatObservation(state, seat, mask), mask)
+
+        def choose(seat, obs, mask, agents=agents):
+            action = agents[seat].act(obs, mask)
             assert mask[action] == 1
-            state.apply_action(action)
+            return action
+
+        play_hand(state, rng, choose)
 
 
 def test_heuristic_signals_truthfully_and_raises_strong_hands():
@@ -152,3 +161,31 @@ def test_spec_kinds_resolve_aliases_and_wrappers():
         make_agent("net:no_such_model")
     with pytest.raises(AgentSpecError, match="need a file"):
         make_agent("table:")
+
+
+def test_greedy_plays_the_most_probable_legal_action_of_its_policy():
+    """``greedy:net:le_truc`` plays, at every decision of random hands, the argmax of the network's own
+    probabilities, says so as a one-hot distribution, and never an illegal action; it has no randomness of its own."""
+    from agents import AgentSpecError
+
+    rules = make_rules("le_truc")
+    net, greedy = make_agent("net:le_truc", rules, seed=0), make_agent("greedy:net:le_truc", rules, seed=1)
+    assert greedy.name == "greedy:net:le_truc"
+    rng = np.random.default_rng(0)
+    checked = []
+
+    def choose(seat, obs, mask):
+        p = net.probabilities(obs, mask)
+        a = greedy.act(obs, mask)
+        assert mask[a] and p[a] == p.max() and greedy.act(obs, mask) == a
+        assert greedy.probabilities(obs, mask).tolist() == [float(i == a) for i in range(len(mask))]
+        checked.append(a)
+        return int(rng.choice(np.flatnonzero(mask)))
+
+    for _ in range(30):
+        play_hand(State(rules, episode="hand"), rng, choose)
+    assert len(checked) > 60
+    for spec, match in (("greedy:", "greedy:net:PATH"), ("greedy:random", "gives its action probabilities"),
+                        ("greedy:heuristic:honest", "gives its action probabilities")):
+        with pytest.raises(AgentSpecError, match=match):
+            make_agent(spec, rules)

@@ -185,15 +185,19 @@ def check_exploitability(args) -> None:
                                    ("--abstraction", args.abstraction != "strength"),
                                    ("--first-hands", args.first_hands != 4), ("--dealer", args.dealer != 0),
                                    ("--br-set", bool(args.br_set)), ("--br-dir", args.br_dir is not None),
+                                   ("--br-play", args.br_play != "sample"),
                                    ("--backend", args.backend is not None)) if on]
         if lbr_off:
             raise TrucError(f"{', '.join(lbr_off)}: not settings of --lbr (it plays the real game from seat 0 "
-                            "dealing; its settings are --eval-deals, --lbr-samples, --lbr-rollouts, --seed)")
-        check_request(args.agent, rules, args.eval_deals, args.lbr_samples, args.lbr_rollouts)
+                            "dealing; its settings are --eval-deals, --lbr-samples, --lbr-rollouts, "
+                            "--lbr-continuation, --seed)")
+        check_request(args.agent, rules, args.eval_deals, args.lbr_samples, args.lbr_rollouts, args.lbr_continuation)
         return
     if args.approx:
         from train.eval.approx_br import check_request
 
+        if args.lbr_continuation is not None:
+            raise TrucError("--lbr-continuation is a setting of --lbr, not of --approx")
         if args.as_played:
             raise TrucError("--as-played is an exact measurement on the public tree; --approx learns a best response: "
                             "one or the other")
@@ -204,7 +208,7 @@ def check_exploitability(args) -> None:
                                             ("--relabellings", args.relabellings != "suits")) if on]
         if exact_only:
             raise TrucError(f"{', '.join(exact_only)}: settings of the exact measurement, which --approx does not "
-                            "take (it plays the real game; its settings are --br-steps, --eval-deals, --br-set, --br-dir)")
+                            "take (it plays the real game; its settings are --br-steps, --eval-deals, --br-set, --br-dir, --br-play)")
         if args.dealer != 0:
             raise TrucError("--approx measures from seat 0 dealing (the duplicate deals' seating); drop --dealer")
         from train.eval.approx_br import br_pairs
@@ -215,6 +219,8 @@ def check_exploitability(args) -> None:
                                 ("--rollout-shards", args.rollout_shards)) if v is not None]
     if ray_flags:
         raise TrucError(f"{', '.join(ray_flags)}: settings of the learned best response; they go with --approx")
+    if args.br_play != "sample" or args.lbr_continuation is not None:
+        raise TrucError("--br-play goes with --approx, --lbr-continuation with --lbr")
     if rules.players != 2:
         raise TrucError(f"exploitability is exact on the heads-up public tree; {args.variant} has {rules.players} "
                         "players (--approx measures any game)")
@@ -616,6 +622,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="--approx: duplicate deals measuring its value")
     ex.add_argument("--br-set", action="append", default=[], metavar="KEY=VALUE",
                     help="--approx: a PPO setting of the learner (train/algos/ppo.py, VALUE is YAML); repeatable")
+    ex.add_argument("--br-play", choices=["sample", "greedy"], default="sample",
+                    help="--approx: the learned response measured as it samples (default) or greedily, its most "
+                    "probable action (a best response is deterministic: greedy play gave tighter bounds)")
     ex.add_argument("--br-dir", type=flags.output_folder,
                     help="--approx: keep the learned best response's run folder here (default: discarded)")
     ex.add_argument("--backend", choices=["local", "ray"],
@@ -634,6 +643,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="--lbr: drawn deals of the opponent's unseen cards per decision")
     ex.add_argument("--lbr-rollouts", type=flags.integer(1, 10**6), default=16,
                     help="--lbr: playouts per legal action")
+    ex.add_argument("--lbr-continuation", metavar="SPEC",
+                    help="--lbr: who plays the responder's later decisions in its playouts, greedily (a net: or "
+                    "table: spec, e.g. a best response kept by --approx --br-dir); default: the policy itself")
     ex.add_argument("--out", type=flags.output_file, help="write the result as JSON here")
     ex.set_defaults(func=cmd_exploitability, check=check_exploitability)
     an = sub.add_parser("analyze", help="analyse agents (partner signals)")

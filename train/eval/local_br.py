@@ -10,6 +10,10 @@ legal action by ``rollouts`` playouts from the belief (the same drawn deals for 
 played by the policy after that one action, and takes the best. Lisý and Bowling's LBR assumes that the
 game is checked or called down after its action; Truc has no such neutral line (a hand is won by tricks),
 so the continuation is the policy's own play, which the literature's rollout variants of LBR use too.
+With ``continuation`` (``--lbr-continuation SPEC``) the responder's own later decisions in the playouts are
+played greedily by that policy instead, typically a best response learned by ``--approx`` (kept with
+``--br-dir``): the responder is then that learned response improved by one decision of search, valued
+against the policy's belief, and still reads only its own information.
 
 The responder is a real policy (it reads only its own information: the opponent's unseen cards are
 never looked at, they are re-drawn), so its value against the policy, measured on fresh duplicate deals
@@ -56,7 +60,13 @@ def draw(p: np.ndarray, rng) -> int:
     return int(rng.choice(len(p), p=p / p.sum()))
 
 
-def check_request(spec: str, rules: Rules, deals: int, samples: int, rollouts: int) -> None:
+def greedy(p: np.ndarray, legal) -> int:
+    """The legal action of highest probability (the lowest id on a tie)."""
+    return max(legal, key=lambda a: (p[a], -a))
+
+
+def check_request(spec: str, rules: Rules, deals: int, samples: int, rollouts: int,
+                  continuation: str | None = None) -> None:
     """Everything a measurement could be refused for, before any deal is played."""
     from agents import make_agent
     from train.eval.exploitability import probability_function
@@ -65,18 +75,22 @@ def check_request(spec: str, rules: Rules, deals: int, samples: int, rollouts: i
     if deals < 2:
         raise TrucError(f"local best response deals {deals}: at least 2 (an interval needs two)")
     check_sizes(samples, rollouts)
-    if spec.partition(":")[0] == "human":
-        raise TrucError("a local best response is measured against an agent that plays by itself, not 'human'")
+    for s in (spec, continuation):
+        if s is not None and s.partition(":")[0] == "human":
+            raise TrucError("a local best response plays agents that play by themselves, not 'human'")
     probability_function(make_agent(spec, rules, seed=0))  # other rules, or an agent that only samples: refused
+    if continuation is not None:
+        probability_function(make_agent(continuation, rules, seed=0))
 
 
 class LocalBestResponse:
     """The responder for ``seat`` against ``fn`` (:func:`train.eval.exploitability.probability_function`)."""
 
     def __init__(self, rules: Rules, fn, samples: int = 64, rollouts: int = 16, seed: int = 0,
-                 dealer: int = 0, score=(0, 0)):
+                 dealer: int = 0, score=(0, 0), continuation=None):
         check_sizes(samples, rollouts)
         self.rules, self.fn = rules, fn
+        self.continuation = continuation  # plays the responder's later decisions greedily (None: fn samples them)
         self.samples, self.rollouts = int(samples), int(rollouts)
         self.rng = np.random.default_rng([seed, LBR_STREAM])
         self.dealer, self.score = dealer, list(score)
@@ -108,11 +122,16 @@ class LocalBestResponse:
 
     # ------------------------------------------------------------------ choice
     def _playout(self, s: State, seat: int) -> float:
+        cont = self.continuation
         while not s.is_terminal():
             if s.is_chance_node():
                 s.apply_action(sample_chance(s, self.rng))
                 continue
-            s.apply_action(draw(ask_probabilities(self.fn, s, s.current_player()), self.rng))
+            actor = s.current_player()
+            if actor == seat and cont is not None:
+                s.apply_action(greedy(ask_probabilities(cont, s, actor), s.legal_tuple()))
+            else:
+                s.apply_action(draw(ask_probabilities(self.fn, s, actor), self.rng))
         return float(s.returns()[seat])
 
     def choose(self, st: State, seat: int) -> int:
@@ -151,17 +170,19 @@ def play_deal(lbr: LocalBestResponse, fn, rules: Rules, deal_seed: int, seat: in
 
 
 def local_best_response(spec: str, rules: Rules, deals: int = 500, seed: int = 0, samples: int = 64,
-                        rollouts: int = 16, progress: bool = False) -> dict:
+                        rollouts: int = 16, progress: bool = False, continuation: str | None = None) -> dict:
     """A lower bound on the exploitability of agent ``spec`` (points per hand): the local best responder's
-    mean over ``deals`` fresh duplicate deals of its points on either side, with a 95% t interval."""
+    mean over ``deals`` fresh duplicate deals of its points on either side, with a 95% t interval.
+    ``continuation``: an agent spec playing the responder's later decisions in the playouts (greedily)."""
     from tqdm import tqdm
 
     from agents import make_agent
     from train.eval.exploitability import probability_function
 
-    check_request(spec, rules, deals, samples, rollouts)
+    check_request(spec, rules, deals, samples, rollouts, continuation)
     fn = probability_function(make_agent(spec, rules, seed=seed))
-    lbr = LocalBestResponse(rules, fn, samples, rollouts, seed)
+    cont = None if continuation is None else probability_function(make_agent(continuation, rules, seed=seed))
+    lbr = LocalBestResponse(rules, fn, samples, rollouts, seed, continuation=cont)
     rng = np.random.default_rng([seed, LBR_STREAM, 1])  # the policy's own draws
     deal_seeds = np.random.SeedSequence([seed, LBR_STREAM, 2]).generate_state(deals)
     cpu0, t0 = time.process_time(), time.time()
@@ -177,6 +198,7 @@ def local_best_response(spec: str, rules: Rules, deals: int = 500, seed: int = 0
             "exploitability_lower_bound": ci["mean"], "ci95": [ci["lo"], ci["hi"]], "sd_per_deal": ci["sd"],
             "lbr_dealer": float(np.mean(sides[0])), "lbr_first_player": float(np.mean(sides[1])),
             "deals": deals, "samples": samples, "rollouts": rollouts, "seed": seed,
+            "continuation": continuation or "the policy",
             "cpu_seconds": time.process_time() - cpu0, "seconds": time.time() - t0}
 
 
@@ -191,14 +213,14 @@ def cmd_lbr(args) -> None:
 
     rules = make_rules(args.variant, **parse_options(args.options))
     r = local_best_response(args.agent, rules, args.eval_deals, args.seed, args.lbr_samples, args.lbr_rollouts,
-                            progress=not args.quiet)
+                            progress=not args.quiet, continuation=args.lbr_continuation)
     lo, hi = r["ci95"]
     print(f"{args.agent} on {rules.variant} (one hand from 0-0, seat 0 deals), local best response:")
     print(f"  exploitability >= {r['exploitability_lower_bound']:.4f} points per hand (95% interval {lo:.4f} .. "
           f"{hi:.4f}; a lower bound: the response looks one decision ahead)")
     print(f"  local best response as the dealer {r['lbr_dealer']:+.4f}; as the first player {r['lbr_first_player']:+.4f}")
     print(f"  {r['deals']} fresh duplicate deals, {r['samples']} drawn deals and {r['rollouts']} playouts per action "
-          f"and decision; {r['cpu_seconds']:.0f}s CPU")
+          f"and decision; the responder's later decisions played by {r['continuation']}; {r['cpu_seconds']:.0f}s CPU")
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         atomic_write_text(args.out, json.dumps(r, indent=2))
