@@ -173,7 +173,7 @@ def measure_value(br_spec: str, spec: str, rules: Rules, deals: int, seed: int, 
     ci = stats.mean_ci(per_deal)
     return {"value": ci["mean"], "lo": ci["lo"], "hi": ci["hi"], "deals": deals, "sd": ci["sd"],
             "side0": float(np.mean(per_side[0])), "side1": float(np.mean(per_side[1])), "eval_seed": cfg.seed,
-            "task_cpu": task_cpu}
+            "task_cpu": task_cpu, "per_deal": per_deal}
 
 
 def approx_exploitability(spec: str, rules: Rules, steps: int, seed: int = 0, eval_deals: int = 2000,
