@@ -24,6 +24,14 @@ def sample_policy(policy: dict, rng: np.random.Generator) -> int:
     return int(actions[int(rng.choice(len(actions), p=probs / probs.sum()))])
 
 
+def policy_array(policy: dict, size: int) -> np.ndarray:
+    """An {action: probability} policy as probabilities over all ``size`` action ids (0 elsewhere)."""
+    p = np.zeros(size)
+    for a, q in policy.items():
+        p[a] = q
+    return p
+
+
 def legal_ids(action_mask) -> np.ndarray:
     ids = np.flatnonzero(np.asarray(action_mask))
     if ids.size == 0:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import policy_array
+
 
 class GreedyAgent:
     """The argmax of ``inner``'s probabilities; :meth:`probabilities` says so (one-hot)."""
@@ -29,10 +31,7 @@ class GreedyAgent:
     def _inner_probabilities(self, observation, action_mask) -> np.ndarray:
         if hasattr(self.inner, "probabilities"):
             return np.asarray(self.inner.probabilities(observation, action_mask), dtype=np.float64)
-        p = np.zeros(len(action_mask))
-        for a, q in self.inner.policy(observation, action_mask).items():
-            p[a] = q
-        return p
+        return policy_array(self.inner.policy(observation, action_mask), len(action_mask))
 
     def probabilities(self, observation, action_mask) -> np.ndarray:
         """One-hot on the action :meth:`act` plays."""

@@ -60,11 +60,6 @@ def draw(p: np.ndarray, rng) -> int:
     return int(rng.choice(len(p), p=p / p.sum()))
 
 
-def greedy(p: np.ndarray, legal) -> int:
-    """The legal action of highest probability (the lowest id on a tie)."""
-    return max(legal, key=lambda a: (p[a], -a))
-
-
 def check_request(spec: str, rules: Rules, deals: int, samples: int, rollouts: int,
                   continuation: str | None = None) -> None:
     """Everything a measurement could be refused for, before any deal is played."""
@@ -90,7 +85,7 @@ class LocalBestResponse:
                  dealer: int = 0, score=(0, 0), continuation=None):
         check_sizes(samples, rollouts)
         self.rules, self.fn = rules, fn
-        self.continuation = continuation  # plays the responder's later decisions greedily (None: fn samples them)
+        self.continuation = continuation  # a deterministic policy's one-hot probabilities (None: fn samples them)
         self.samples, self.rollouts = int(samples), int(rollouts)
         self.rng = np.random.default_rng([seed, LBR_STREAM])
         self.dealer, self.score = dealer, list(score)
@@ -129,7 +124,7 @@ class LocalBestResponse:
                 continue
             actor = s.current_player()
             if actor == seat and cont is not None:
-                s.apply_action(greedy(ask_probabilities(cont, s, actor), s.legal_tuple()))
+                s.apply_action(int(np.argmax(ask_probabilities(cont, s, actor))))  # one-hot: a greedy: agent
             else:
                 s.apply_action(draw(ask_probabilities(self.fn, s, actor), self.rng))
         return float(s.returns()[seat])
@@ -181,7 +176,7 @@ def local_best_response(spec: str, rules: Rules, deals: int = 500, seed: int = 0
 
     check_request(spec, rules, deals, samples, rollouts, continuation)
     fn = probability_function(make_agent(spec, rules, seed=seed))
-    cont = None if continuation is None else probability_function(make_agent(continuation, rules, seed=seed))
+    cont = None if continuation is None else probability_function(make_agent(f"greedy:{continuation}", rules, seed=seed))
     lbr = LocalBestResponse(rules, fn, samples, rollouts, seed, continuation=cont)
     rng = np.random.default_rng([seed, LBR_STREAM, 1])  # the policy's own draws
     deal_seeds = np.random.SeedSequence([seed, LBR_STREAM, 2]).generate_state(deals)
