@@ -157,7 +157,7 @@ def signal_table() -> str:
 
     allowed = {"mode": ", ".join(f"`{m}`" for m in SIGNAL_MODES), "vocab": "integer 1..64",
                "truthful": "`true`, `false`", "intercept": "probability 0..1",
-               "timing": ", ".join(f"`{t}`" for t in SIGNAL_TIMINGS)}
+               "timing": ", ".join(f"`{t}`" for t in SIGNAL_TIMINGS), "open_hands": "`true`, `false`"}
     rows = ["| key | default | allowed |", "|---|---|---|"]
     for f in dataclasses.fields(SignalRules):
         if f.name in allowed:

@@ -108,6 +108,37 @@ def test_mao_de_onze_side_sees_partner_hand():
         assert set(np.flatnonzero(p["partner_hand"])) == expected
 
 
+def test_open_hands_shows_each_partner_the_others_unplayed_cards():
+    """signals.open_hands (the oracle bound of docs/rules.md §8): from the deal on, a partner's unplayed
+    cards are in the observation, the info state and the text views; an opponent's never are."""
+    record = {"variant": "le_truc_4p", "options": {"signals": {"mode": "none", "open_hands": True}, "instructions": False},
+              "dealer": 3, "deal": {"hands": [["7c", "9d", "Ks"], ["8h", "7d", "As"], ["Qh", "Jc", "8c"], ["9s", "Kh", "Ad"]]},
+              "actions": ["0 play 7c"]}
+    s = replay_state(record)
+    rules, enc = s.rules, encoder_of(s.rules)
+    for seat in range(4):
+        p = enc.pieces(enc.encode(s, seat))
+        assert set(np.flatnonzero(p["partner_hand"])) == {rules.deck.index(c) for c in s.held((seat + 2) % 4)}
+    assert "9D" in observation_string(s, 2).upper() and "8H" not in observation_string(s, 0).upper()
+    # an opponent's cards change nothing a seat sees; its partner's do
+    other = replay_state({**record, "deal": {"hands": [["7c", "9d", "Ks"], ["Ah", "7d", "8s"], ["Qh", "Jc", "8c"],
+                                                       ["9s", "Kh", "Ad"]]}})
+    assert np.array_equal(enc.encode(s, 0, info_state=True), enc.encode(other, 0, info_state=True))
+    assert info_state_string(s, 0) == info_state_string(other, 0)
+    assert not np.array_equal(enc.encode(s, 3), enc.encode(other, 3))
+    plain = make_rules("le_truc_4p", signals={"mode": "none"}, instructions=False)
+    assert not encoder_of(plain).has("partner_hand") and "open_hands" not in plain.key
+
+
+def test_open_hands_is_refused_without_a_partner():
+    from truc_env.errors import RulesError
+
+    with pytest.raises(RulesError, match="only partnership games"):
+        make_rules("truco_paulista", players=2, signals={"open_hands": True})
+    with pytest.raises(RulesError, match="true or false"):
+        make_rules("le_truc_4p", signals={"open_hands": "yes"})
+
+
 @pytest.mark.parametrize("intercept", [0.0, 1.0])
 def test_signals_seen_by_partner_unseen_by_opponents(intercept):
     rules = make_rules("le_truc_4p", signals={"mode": "card", "intercept": intercept})

@@ -173,6 +173,25 @@ def test_experiment_twins_are_checked():
         find_twins("x.yaml", [(E("a.yaml", "b.yaml"), rules),
                               (E("b.yaml"), make_rules("le_truc_4p", signals={"mode": "none"}, target=6))])
     assert find_twins("x.yaml", [(E("a.yaml"), rules), (E("b.yaml"), none)]) == {"a.yaml": "b.yaml"}
+    # a team that sees its partner's hand (the oracle bound) is paired with the silent team, never is one
+    oracle = make_rules("le_truc_4p", signals={"mode": "none", "open_hands": True}, instructions=False)
+    assert find_twins("x.yaml", [(E("o.yaml", "b.yaml"), oracle), (E("b.yaml"), none)]) == {"o.yaml": "b.yaml"}
+    assert find_twins("x.yaml", [(E("a.yaml"), rules), (E("o.yaml"), oracle)]) == {}
+
+
+def test_the_oracle_study_pairs_the_open_hands_team_with_the_silent_twin():
+    exp = load_experiment("configs/signals/oracle_long_truco_paulista_4p.yaml")
+    oracle = [r for r in exp["runs"] if "oracle" in r.name]
+    assert len(oracle) == 5 and {r.twin for r in oracle} == {"configs/signals/warm_ppo_truco_paulista_4p_long_silent.yaml"}
+    assert make_rules(oracle[0].variant, **oracle[0].options).signals.open_hands
+    rng = np.random.default_rng(4)
+    o, tw = rng.normal(2.0, 1, (5, 30)), rng.normal(1.8, 1, (5, 30))
+    c = {"oracle": True, "seeds": [1, 2, 3, 4, 5], "runs": [f"o_s{s}" for s in range(1, 6)],
+         "per_seed": {f"o_s{s}": {} for s in range(1, 6)}, "_per_deal": {"channel": o}}
+    pair_with_twin(c, {"seeds": [1, 2, 3, 4, 5], "_per_deal": {"channel": tw}}, "twin")
+    assert "channel_minus_twin" not in c
+    assert c["oracle_minus_twin"]["paired_by_seed"]["mean"] == pytest.approx((o - tw).mean())
+    assert c["per_seed"]["o_s2"]["oracle_minus_twin"]["mean"] == pytest.approx((o[1] - tw[1]).mean())
 
 
 @pytest.mark.parametrize("argv, match", [

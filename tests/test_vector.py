@@ -135,6 +135,7 @@ CASES = [
     ("truco_paulista", dict(signals={"mode": "free", "timing": "every_trick"}), {"signals"}),
     ("truco_paulista", dict(signals={"mode": "senas", "truthful": False, "intercept": 1.0, "timing": "every_trick"},
                             random_start_score=0.3), {"signals"}),
+    ("truco_paulista", dict(signals={"mode": "none", "open_hands": True}, random_start_score=0.3), {"eleven"}),
     ("truco_mineiro", dict(target=4, random_start_score=0.8), {"eleven", "iron"}),
     ("truco_mineiro", dict(players=2, ladder="mineiro", deck="clean", random_start_score=0.5, all_tied="leader"),
      {"eleven"}),

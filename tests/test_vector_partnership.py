@@ -95,6 +95,9 @@ CASES = [
     ("truco_argentino", dict(players=2, flor=True, random_start_score=0.5), {"flor", "envido accepted"}),
     ("truco_argentino", dict(flor=True, episode="game", target=15), {"flor", "flor against flor", "envido accepted"}),
     ("truco_argentino", dict(flor=True, envido=False, fold=False, reward="win", random_start_score=0.5), {"flor"}),
+    # the oracle bound: partners see each other's hands (a partner_hand section Le Truc has only with it)
+    ("le_truc_4p", dict(signals={"mode": "none", "open_hands": True}, instructions=False), {"redeal"}),
+    ("truco_argentino", dict(signals={"mode": "senas", "open_hands": True}), {"envido accepted", "signals"}),
 ]
 
 

@@ -174,10 +174,10 @@ def find_twins(path: str, entries: list) -> dict[str, str]:
     """Each channel config's no-channel twin among the experiment's runs: the entry's ``twin`` (checked:
     a listed config trained for the same Rules with the channel off) or, without one, the only listed
     config that is."""
-    silent_keys = {e.config: r.key for e, r in entries if r.signals.mode == "none"}
+    silent_keys = {e.config: r.key for e, r in entries if is_silent(r)}
     out = {}
     for e, rules in entries:
-        if rules.signals.mode == "none":
+        if is_silent(rules):
             if e.twin:
                 raise TrucError(f"{path}: {e.config} has no channel, so it has no no-channel twin; remove its twin key")
             continue
@@ -196,6 +196,11 @@ def find_twins(path: str, entries: list) -> dict[str, str]:
         if len(found) == 1:
             out[e.config] = found[0]
     return out
+
+
+def is_silent(rules) -> bool:
+    """No channel and no open hands: a team that can be another's no-channel twin."""
+    return rules.signals.mode == "none" and not rules.signals.open_hands
 
 
 def _train_one(run: Run, steps: int | None, time_limit: float | None) -> str:
@@ -363,6 +368,7 @@ def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, worker
              "conventions": {r.name: per_run[r.name].get("convention") for r in runs},
              "points": {k: mean_ci(v.mean(axis=0)) for k, v in pts.items()}, "_per_deal": pts}
         c["seeds"] = [r.seed for r in runs]
+        c["oracle"] = make_rules(runs[0].variant, **runs[0].options).signals.open_hands
         if runs[0].channel:
             for gap, other in (("channel_minus_muted", "muted"), ("channel_minus_shuffled", "shuffled")):
                 if other not in pts:
@@ -382,7 +388,7 @@ def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, worker
     log(per_seed_text(configs))
     if img_prefix:
         for label, c in configs.items():
-            if c["channel"]:
+            if c["channel"] or "oracle_minus_twin" in c:
                 plot_per_seed(label, c, f"{img_prefix}_{label}{img_suffix}", ana["against"])
             if "cross_play" in c:
                 plot_cross_play(c["cross_play"], f"{img_prefix}_{label}{img_suffix}_crossplay.png",
@@ -393,21 +399,23 @@ def analyse_per_seed(groups: dict[str, list[Run]], ana: dict, deals: int, worker
 def pair_with_twin(c: dict, tc: dict, twin_label: str) -> None:
     """Channel config ``c`` against its no-channel twin config ``tc``, on the same deals: per seed
     (paired by deal), pooled over deals, and over runs, the runs as the units: paired by seed (the
-    seeds both trained) and as two groups (Welch). Written to ``c["channel_minus_twin"]``."""
+    seeds both trained) and as two groups (Welch). Written to ``c["channel_minus_twin"]``, or for a team
+    that sees its partner's hand (``signals.open_hands``: the oracle bound) ``c["oracle_minus_twin"]``."""
+    gap = "oracle_minus_twin" if c.get("oracle") else "channel_minus_twin"
     ch, tw = c["_per_deal"]["channel"], tc["_per_deal"]["channel"]  # runs x deals
     both = [s for s in c["seeds"] if s in tc["seeds"]]
     i, j = [c["seeds"].index(s) for s in both], [tc["seeds"].index(s) for s in both]
     d = ch[i] - tw[j]
-    c["channel_minus_twin"] = {
+    c[gap] = {
         "twin": twin_label, "seeds": both,
         "per_seed": {str(s): mean_ci(d[k]) for k, s in enumerate(both)},
         "over_deals": mean_ci(d.mean(axis=0)),
         "paired_by_seed": over_runs(ch[i].mean(axis=1), tw[j].mean(axis=1), paired=True,
-                                    what="channel - twin pooled"),
-        "welch_over_runs": over_runs(ch.mean(axis=1), tw.mean(axis=1), what="channel - twin pooled")}
+                                    what=f"{gap.replace('_minus_', ' - ')} pooled"),
+        "welch_over_runs": over_runs(ch.mean(axis=1), tw.mean(axis=1), what=f"{gap.replace('_minus_', ' - ')} pooled")}
     for s in both:
         name = next(n for n in c["runs"] if n.endswith(f"_s{s}"))
-        c["per_seed"][name]["channel_minus_twin"] = c["channel_minus_twin"]["per_seed"][str(s)]
+        c["per_seed"][name][gap] = c[gap]["per_seed"][str(s)]
 
 
 def plot_per_seed(label: str, c: dict, prefix: str, against: str) -> list[str]:
@@ -440,7 +448,7 @@ def plot_per_seed(label: str, c: dict, prefix: str, against: str) -> list[str]:
         fig.suptitle(f"{label}: P(signal | sender's hand class), per seed", fontsize=9)
         paths.append(save_figure(fig, f"{prefix}_conventions.png"))
         plt.close(fig)
-    gaps = [g for g in ("channel_minus_shuffled", "channel_minus_twin", "channel_minus_muted")
+    gaps = [g for g in ("channel_minus_shuffled", "channel_minus_twin", "oracle_minus_twin", "channel_minus_muted")
             if any(g in c["per_seed"][n] for n in c["runs"])]
     names = [n.rsplit("_", 1)[-1] for n in c["runs"]] + ["pooled, deals", "pooled, runs"]
     if gaps:
@@ -540,11 +548,12 @@ def per_seed_text(configs: dict) -> str:
             if gap in c:
                 lines.append(f"  {gap}: over deals {fmt_ci(c[gap]['over_deals'])}, "
                              f"over seeds {fmt_ci(c[gap]['over_seeds'])}")
-        v = c.get("channel_minus_twin")
-        if v:
-            lines.append(f"  channel_minus_twin ({v['twin']}, seeds {v['seeds']}): over deals {fmt_ci(v['over_deals'])}, "
-                         f"over runs paired by seed {fmt_ci(v['paired_by_seed'])}, "
-                         f"Welch over runs {fmt_ci(v['welch_over_runs'])}")
+        for gap in ("channel_minus_twin", "oracle_minus_twin"):
+            v = c.get(gap)
+            if v:
+                lines.append(f"  {gap} ({v['twin']}, seeds {v['seeds']}): over deals {fmt_ci(v['over_deals'])}, "
+                             f"over runs paired by seed {fmt_ci(v['paired_by_seed'])}, "
+                             f"Welch over runs {fmt_ci(v['welch_over_runs'])}")
         if "cross_play" in c:
             x = c["cross_play"]
             ratio = "undefined (SP <= 0)" if x["xp_sp_ratio"] is None else f"{x['xp_sp_ratio']:.3f}"

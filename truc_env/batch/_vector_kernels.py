@@ -65,7 +65,7 @@ P_ALL_TIED = 24  # 0 none, 1 leader, 2 dealer
 P_DEALER = 25  # first dealer: a seat, or -1 = random
 P_START_SCORE_PROB = 26  # per mille: a hand episode starts from a random score
 P_LEN_RANKING = 27  # strength above this = manilha
-P_PARTNER_HAND = 28  # the partner_hand section exists
+P_PARTNER_HAND = 28  # the partner_hand section: 0 none, 1 shown in a mão de onze, 2 always (signals.open_hands)
 P_SHUFFLE = 29  # cards a hand can draw (deal, vira, redeal): only these positions are shuffled
 # action ids
 P_A_PLAY = 30
@@ -1143,7 +1143,7 @@ def write_obs(b, g, p, callq, sigq, sigs, hands, old_hands, played, twin, tlead,
     if p[P_O_FIRST_HAND] >= 0 and g[b, F_HAS_OLD]:
         for i in range(hs):
             o[p[P_O_FIRST_HAND] + old_hands[b, seat, i]] = 1.0
-    if p[P_PARTNER_HAND] and g[b, F_ELEVEN_SEAT] >= 0 and g[b, F_ELEVEN_SEAT] % 2 == seat % 2:
+    if p[P_PARTNER_HAND] == 2 or (p[P_PARTNER_HAND] and g[b, F_ELEVEN_SEAT] >= 0 and g[b, F_ELEVEN_SEAT] % 2 == seat % 2):
         partner = p[P_PARTNER + seat]
         for i in range(hs):
             c = hands[b, partner, i]

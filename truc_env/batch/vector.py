@@ -401,7 +401,7 @@ def kernel_params(venv: VectorEnv) -> np.ndarray:
     p[K.P_DEALER] = -1 if venv.dealer == "random" else venv.dealer
     p[K.P_START_SCORE_PROB] = round(venv.random_start_score * 1000)
     p[K.P_LEN_RANKING] = len(r.ranking)
-    p[K.P_PARTNER_HAND] = enc.has("partner_hand")
+    p[K.P_PARTNER_HAND] = 2 if r.signals.open_hands else int(enc.has("partner_hand"))
     p[K.P_SHUFFLE] = r.hand_size * r.players * (2 if r.redeal else 1) + (1 if r.vira else 0)
     p[K.P_A_PLAY], p[K.P_A_SLOT], p[K.P_A_RAISE] = L.play, L.slot, L.RAISE
     p[K.P_A_ACCEPT], p[K.P_A_REFUSE], p[K.P_A_FOLD] = L.ACCEPT, L.REFUSE, L.FOLD

@@ -30,6 +30,7 @@ parameter is refused by OpenSpiel, listing the known ones. OpenSpiel types param
 | `signals_vocab` | int, `-1` | tokens in `free` mode |
 | `signals_truthful` | bool, `true` | only true signals are legal |
 | `signals_intercept` | float, `-1.0` | probability that an opponent sees a signal (write `1.0`, not `1`) |
+| `signals_open_hands` | bool, `false` | the oracle bound: partners see each other's unplayed cards |
 | `options` | str, `""` | the options in one string, kept for compatibility: a JSON object (`'{"signals": {"mode": "free"}}'`, dict form only) or the compact form `ranks:4;redeal:false;signals.mode:free`; an option given both here and as a parameter must agree |
 
 The game's parameters (``game.get_parameters()``, ``str(game)``) are the resolved ones: every option
@@ -65,7 +66,7 @@ from truc_env.game.rules import SIGNAL_KEYS, VARIANTS, make_rules, option_specs
 
 _BASE = {"variant": "le_truc", "options": "", "episode": "game", "score": "", "dealer": -1}
 # signals_<key> for each key of the signals option, at its "the variant's default" placeholder
-_SIGNALS = dict(zip(SIGNAL_KEYS, ("", -1, True, -1.0, ""), strict=True))
+_SIGNALS = dict(zip(SIGNAL_KEYS, ("", -1, True, -1.0, "", False), strict=True))
 _YES_NO = {"yes": True, "true": True, "no": False, "false": False}
 
 

@@ -39,7 +39,7 @@ DOCS = {
     "hand": "own unplayed cards (deck order; all zero in a blind hand)",
     "slots": "dealt slots still unplayed (slot i = i-th card dealt; blind play is by slot)",
     "first_hand": "own hand before an accepted redeal",
-    "partner_hand": "partner's unplayed cards, when the rules show them (mão de onze)",
+    "partner_hand": "partner's unplayed cards, when the rules show them (mão de onze; always with signals.open_hands)",
     "given": "card the partner passed to me (put_4p receivers)",
     "discarded": "my own discard (put_4p receivers)",
     "played": "card played in trick t by relative seat k: [t, k, card]",
@@ -146,7 +146,7 @@ class Encoder:
         ]
         if r.redeal:
             sections.append(("first_hand", D, (D,)))
-        if r.partnership and r.eleven:
+        if r.partnership and (r.eleven or r.signals.open_hands):
             sections.append(("partner_hand", D, (D,)))
         if r.put_pass:
             sections += [("given", D, (D,)), ("discarded", D, (D,))]
@@ -302,6 +302,7 @@ class Encoder:
         present = set(off)
         self._has = {name: name in present for name in DOCS}
         self._eleven_visibility = r.partnership and r.eleven
+        self._open_hands = r.partnership and r.signals.open_hands
         for attr, name in (("all_in", "all_in"), ("special", "special"), ("envido", "envido_calls"), ("flor", "flor"),
                            ("vira", "vira"), ("governor", "governor"), ("instruction", "instruction"),
                            ("first_hand", "first_hand")):
@@ -348,7 +349,7 @@ class Encoder:
             o = self.o_first_hand
             for c in state.old_hands[0][seat]:
                 add(o + ci[c])
-        if self._eleven_visibility and state.eleven_seat >= 0:
+        if self._open_hands or (self._eleven_visibility and state.eleven_seat >= 0):
             partner = self.rules.partner(seat)
             if sees_hand(state, seat, partner):
                 o = self.o_partner_hand

@@ -18,7 +18,7 @@ from truc_env.io.checks import MAX_SEED, check_seed  # noqa: F401  (re-exported:
 
 SIGNAL_MODES = ("none", "free", "card", "senas")
 SIGNAL_TIMINGS = ("deal", "every_trick")
-SIGNAL_KEYS = ("mode", "vocab", "truthful", "intercept", "timing")  # the signals option's keys, in its dict order
+SIGNAL_KEYS = ("mode", "vocab", "truthful", "intercept", "timing", "open_hands")  # the signals option's keys, in its dict order
 
 
 @dataclass(frozen=True)
@@ -30,10 +30,12 @@ class SignalRules:
     truthful: bool = True
     intercept: float = 0.0
     timing: str = "deal"
+    open_hands: bool = False  # the oracle bound: partners see each other's unplayed cards
     governor_partners_only: bool = False  # Le Truc: only the governors' partners signal
 
     def as_dict(self) -> dict:
-        return {key: getattr(self, key) for key in SIGNAL_KEYS}
+        # open_hands only where set: the Rules keys (and every cache and model keyed by them) stay as they were
+        return {key: getattr(self, key) for key in SIGNAL_KEYS if key != "open_hands" or self.open_hands}
 
 
 def _check_value(variant: str, name: str, spec: OptionSpec, value: Any) -> Any:
@@ -259,7 +261,13 @@ def _signal_rules(spec: Variant, value: Any, partnership: bool) -> SignalRules:
     timing = value.get("timing", "deal")
     if timing not in SIGNAL_TIMINGS:
         raise RulesError(f"{variant}: signals timing {timing!r} is invalid; allowed: {', '.join(SIGNAL_TIMINGS)}")
-    return SignalRules(mode, vocab, truthful, float(intercept), timing, governor_partners_only=spec.signal_governor_partners_only)
+    open_hands = value.get("open_hands", False)
+    if not isinstance(open_hands, bool):
+        raise RulesError(f"{variant}: signals open_hands={open_hands!r} must be true or false")
+    if open_hands and not partnership:
+        raise RulesError(f"{variant}: signals open_hands shows a partner's hand; only partnership games (2 vs 2) have one")
+    return SignalRules(mode, vocab, truthful, float(intercept), timing, open_hands,
+                       governor_partners_only=spec.signal_governor_partners_only)
 
 
 def make_rules(variant: str = "le_truc", **options) -> Rules:

@@ -18,11 +18,12 @@ def hand_visibility(rules, special: str, eleven_seat: int, viewer: int) -> tuple
     """(sees own cards, sees partner's cards) in a hand with this special status.
 
     A blind iron hand hides everyone's own cards; in a mão de onze the side at 11 sees each other's
-    hands from the decision on (docs/rules.md §4). Works for past hands from their ``hand_log`` entry.
+    hands from the decision on (docs/rules.md §4); with ``signals.open_hands`` (the oracle bound of
+    §8) partners always see each other's. Works for past hands from their ``hand_log`` entry.
     """
     own = not (special == "iron" and rules.blind)
-    partner = (rules.partnership and eleven_seat is not None and eleven_seat >= 0
-               and rules.side(eleven_seat) == rules.side(viewer))
+    partner = rules.partnership and (rules.signals.open_hands or (eleven_seat is not None and eleven_seat >= 0
+                                                                   and rules.side(eleven_seat) == rules.side(viewer)))
     return own, partner
 
 
