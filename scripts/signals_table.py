@@ -1,6 +1,8 @@
 """Print the per-seed table of a signalling study (``truc analyze signals --config ...`` with ``per_seed``) as
 docs/signals.md shows it: each seed's points with the channel, its gaps paired by deal, its twin's points and
 (where the study trained one) the silent start's; then the pooled rows. Bold: the 95% interval excludes 0.
+For an oracle study (a team that sees its partner's hand, ``signals.open_hands``, against its silent twin) the
+table has the oracle's points, oracle − twin and the twin's.
 
     python scripts/signals_table.py runs/signals/warm_truco_paulista_4p/experiment.json
     python scripts/signals_table.py docs/results/data/signals_warm_truco_paulista_4p.json   # its committed results file
@@ -28,8 +30,26 @@ def seed_of(name: str) -> int:
     return int(name.rsplit("_s", 1)[1])
 
 
+def oracle_table(exp: dict) -> str:
+    """Each seed's oracle team, oracle - twin paired by deal, the twin; pooled over deals and runs."""
+    configs = exp["configs"]
+    (c,) = [c for c in configs.values() if c.get("oracle_minus_twin")]
+    gap = c["oracle_minus_twin"]
+    twins = {seed_of(n): v for n, v in configs[gap["twin"]]["per_seed"].items()}
+    rows = ["| seed | oracle (sees the partner's hand) | oracle − twin | twin |", "|---|---|---|---|"]
+    for name in c["runs"]:
+        s, r = seed_of(name), c["per_seed"][name]
+        rows.append(f"| {s} | {fmt(r['points'], False)} | {fmt(r.get('oracle_minus_twin'))} | {fmt(twins[s]['points'], False)} |")
+    rows.append(f"| pooled over deals | {fmt(c['points']['channel'], False)} | {fmt(gap['over_deals'])} | "
+                f"{fmt(configs[gap['twin']]['points']['channel'], False)} |")
+    rows.append(f"| pooled over runs | | {fmt(gap['paired_by_seed'])} paired by seed; {fmt(gap['welch_over_runs'])} Welch | |")
+    return "\n".join(rows)
+
+
 def table(exp: dict) -> str:
     configs = exp["configs"]
+    if not any(c.get("channel") for c in configs.values()) and any(c.get("oracle_minus_twin") for c in configs.values()):
+        return oracle_table(exp)
     talking = [c for c in configs.values() if c.get("channel")]
     if len(talking) != 1:
         raise SystemExit(f"expected one channel configuration, found {len(talking)}")

@@ -13,7 +13,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDIES = ["signals_warm_truco_paulista_4p", "signals_warm_truco_paulista_4p_honest",
-           "signals_warm_truco_argentino_4p", "signals_warm_truco_argentino_4p_honest"]
+           "signals_warm_truco_argentino_4p", "signals_warm_truco_argentino_4p_honest",
+           "signals_warm_long_le_truc_4p", "signals_warm_long_le_truc_4p_honest",
+           "signals_warm_long_truco_paulista_4p", "signals_warm_long_truco_paulista_4p_honest"]
 
 
 def load():
