@@ -19,8 +19,8 @@ from truc_env.game.actions import layout_of
 from truc_env.game.rules import make_rules
 
 LE_TRUC = make_rules("le_truc_4p")
-TEAM = "net:models/signals_le_truc_4p.pt"
-TWIN = "net:models/signals_le_truc_4p_none.pt"
+TEAM = "net:models/signals_conv_le_truc_4p_s3.pt"
+TWIN = "net:models/signals_conv_le_truc_4p_none_s3.pt"
 
 
 def test_positive_and_negative_controls_of_channel_minus_shuffled():

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 STUDIES = ["signals_warm_truco_paulista_4p", "signals_warm_truco_paulista_4p_honest",
            "signals_warm_truco_argentino_4p", "signals_warm_truco_argentino_4p_honest",
            "signals_warm_long_le_truc_4p", "signals_warm_long_le_truc_4p_honest",
-           "signals_warm_long_truco_paulista_4p", "signals_warm_long_truco_paulista_4p_honest"]
+           "signals_warm_long_truco_paulista_4p", "signals_warm_long_truco_paulista_4p_honest",
+           "signals_warm_long4m_le_truc_4p"]
 
 
 def load():

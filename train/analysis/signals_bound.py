@@ -12,7 +12,7 @@ Per partnership variant with a signal channel and per opposing team, on the same
 - **learned** (optional): a trained team, under the Rules it was trained for, on the same deals.
 
 Opponents: ``random`` and ``heuristic:honest`` everywhere, plus, per variant, its committed learned team
-where one plays that variant's channel Rules (Le Truc 2 vs 2: ``ppo:models/signals_le_truc_4p.pt``), so
+where one plays that variant's channel Rules (Le Truc 2 vs 2: ``ppo:models/signals_conv_le_truc_4p_s3.pt``), so
 the bounded team is also measured against the best learned team.
 
 Gaps are paired by deal: ``oracle - muted`` is what perfect partner knowledge is worth to this way
@@ -39,7 +39,7 @@ from truc_env.io.atomic import atomic_write_text
 # The four partnership variants with a channel: their own signals, or the mode named.
 # ``learned``: a committed team, played in the ``learned`` column; ``also_against``: opponents added to the
 # default ones for that variant alone (a PPO team plays only the Rules it was trained for).
-LE_TRUC_TEAM = "ppo:models/signals_le_truc_4p.pt"
+LE_TRUC_TEAM = "ppo:models/signals_conv_le_truc_4p_s3.pt"
 MINEIRO_4P = {"players": 4, "signals": {"mode": "card"}}
 MINEIRO_TEAM = "ppo:models/signals_truco_mineiro_4p.pt"  # configs/signals/conv_ppo_truco_mineiro_4p.yaml
 ARGENTINO_4P = {"players": 4, "signals": {"mode": "senas"}}
