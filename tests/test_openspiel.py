@@ -253,3 +253,11 @@ def test_the_game_string_shows_resolved_settings_and_no_placeholders(variant):
     assert str(again) == text and again.new_initial_state().s.rules == rules
     capped = pyspiel.load_game("python_truc", {"variant": variant, "max_raises": 2})
     assert "max_raises=2," in str(capped)
+
+
+def test_open_hands_round_trips_through_the_game_string():
+    game = pyspiel.load_game("python_truc(variant=le_truc_4p,signals_mode=none,signals_open_hands=True,instructions=False)")
+    rules = game.new_initial_state().s.rules
+    assert rules.signals.open_hands and "signals_open_hands=True" in str(game)
+    assert pyspiel.load_game(str(game)).new_initial_state().s.rules == rules
+    assert not pyspiel.load_game("python_truc(variant=le_truc_4p)").new_initial_state().s.rules.signals.open_hands
