@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from train.algos.signals_runs import find_twins, load_experiment, pair_with_twin
+from train.algos.signals_runs import find_twins, load_experiment, pair_with_twin, results_file
 from train.analysis.signals import analyze_team, play_hands, signal_agent, summary_text
 from train.analysis.signals_checks import controls
 from train.analysis.signals_controls import check_twin, over_runs, silent_rules
@@ -200,6 +200,7 @@ def test_the_oracle_study_pairs_the_open_hands_team_with_the_silent_twin():
     (["--silent-twin", "net:models/signals_truco_mineiro_4p.pt"], "trained for truco_mineiro, not le_truc_4p"),
     (["--pool"], "at least 2 seeds"),
     (["--silent-twin", TWIN, "--silent-twin", TWIN], "one no-channel twin per team"),
+    (["--results-file", "x.json"], "--results-file and --note go with --config"),
 ])
 def test_cli_refuses_bad_input_in_one_line(argv, match, capsys):
     assert main(["analyze", "signals", "--variant", "le_truc_4p", "--team", "heuristic:honest", "--deals", "2",
@@ -219,3 +220,19 @@ def test_cli_twin_pool_and_controls(tmp_path, capsys):
     assert main(["analyze", "signals", "--controls", "--deals", "20", "--out", str(tmp_path)]) == 0
     assert "negative: deaf:heuristic:honest: +0.000 [+0.000, +0.000]" in capsys.readouterr().out
     assert json.loads((tmp_path / "controls.json").read_text())["negative"]["passed"]
+
+
+def test_the_results_file_keeps_the_study_and_its_command_but_not_the_per_deal_points(tmp_path):
+    study = {"experiment": "configs/signals/x.yaml", "against": "random", "deals": 3,
+             "configs": {"x": {"channel_minus_twin": {"over_runs": {"mean": 0.2}}, "_per_deal": {"channel": [[1, 2, 3]]}}}}
+    path = results_file(study, str(tmp_path / "data" / "signals_x.json"), "docs/signals.md 'X'. study: truc ...")
+    with open(path) as f:
+        saved = json.load(f)
+    assert saved["note"] == "docs/signals.md 'X'. study: truc ..."
+    assert saved["study"]["configs"]["x"] == {"channel_minus_twin": {"over_runs": {"mean": 0.2}}}
+    assert "_per_deal" in study["configs"]["x"]  # the caller's results are left whole
+
+
+def test_a_note_needs_a_results_file(capsys):
+    assert main(["analyze", "signals", "--config", "configs/signals/warm_long4m_le_truc_4p.yaml", "--note", "x"]) == 2
+    assert "--note goes with --results-file" in capsys.readouterr().err

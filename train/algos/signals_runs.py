@@ -294,6 +294,22 @@ def run_experiment(path: str, steps: int | None = None, train: bool = True, deal
     return results
 
 
+def results_file(results: dict, path: str, note: str) -> str:
+    """Write a study's results for the docs to cite: ``{"note": ..., "study": experiment.json}`` with each
+    config's per-deal points left out (``docs/results/data/signals_*.json``; ``scripts/signals_table.py`` reads it)."""
+    import copy
+    import json
+
+    study = copy.deepcopy(results)
+    for c in study.get("configs", {}).values():
+        c.pop("_per_deal", None)
+    folder = os.path.dirname(path)
+    if folder:
+        config.output_folder(folder, "--results-file")
+    atomic_write_text(path, json.dumps({"note": note, "study": study}, indent=1, default=float))
+    return path
+
+
 def _write_json(path: str, data: dict) -> None:
     import json
 

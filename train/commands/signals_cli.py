@@ -10,7 +10,7 @@ import os
 
 from agents import is_network
 from train import config
-from train.algos.signals_runs import run_experiment
+from train.algos.signals_runs import results_file, run_experiment
 from train.analysis.signals import analyze, leak, leak_text, summary_text
 from train.analysis.signals_checks import controls, controls_text
 from train.analysis.signals_controls import check_twins
@@ -56,6 +56,10 @@ def add_arguments(p) -> None:
                    help="with --config: override an experiment setting (VALUE is YAML: --set analysis.deals=50)")
     p.add_argument("--steps", type=flags.integer(1, 10**12), default=None, help="with --config: learner steps per run instead of the config's")
     p.add_argument("--no-train", action="store_true", help="with --config: analyse only the runs already trained")
+    p.add_argument("--results-file", type=flags.output_file, default=None, metavar="PATH",
+                   help="with --config: also write the study's results without the per-deal points, with the command "
+                        "that made them, for the docs to cite (docs/results/data/signals_<study>.json)")
+    p.add_argument("--note", default="", help="with --results-file: where the docs use it (e.g. \"docs/signals.md 'Leaks'\")")
 
 
 def _intercepts(text: str) -> tuple[float, ...]:
@@ -72,6 +76,10 @@ def _intercepts(text: str) -> tuple[float, ...]:
 def check(args) -> None:
     """What ``truc analyze signals`` checks before any work: the sweep, the variant and its options."""
     _intercepts(args.sweep)
+    if (args.results_file or args.note) and not args.config:
+        raise TrucError("--results-file and --note go with --config (an experiment file)")
+    if args.note and not args.results_file:
+        raise TrucError("--note goes with --results-file")
     if args.config:
         return
     if args.controls and not args.team:
@@ -91,8 +99,15 @@ def check(args) -> None:
 def run_cli(args) -> None:
     """``truc analyze signals``."""
     if args.config:
-        run_experiment(args.config, steps=args.steps, train=not args.no_train,
-                       deals=args.deals, overrides=args.set_pairs)
+        results = run_experiment(args.config, steps=args.steps, train=not args.no_train,
+                                 deals=args.deals, overrides=args.set_pairs)
+        if args.results_file:
+            command = " ".join(["truc analyze signals --config", args.config,
+                                *(f"--set {kv}" for kv in args.set_pairs),
+                                *([f"--deals {args.deals}"] if args.deals else [])])
+            note = f"{args.note}. study: " if args.note else "study: "
+            path = results_file(results, args.results_file, f"{note}{command} (experiment.json without the per-deal points)")
+            print(f"results file: {path}")
         return
     if args.controls:
         res = controls(args.variant or "le_truc_4p", parse_options(args.options), args.deals or 2000, args.seed)
