@@ -6,10 +6,15 @@ table has the oracle's points, oracle − twin and the twin's.
 
     python scripts/signals_table.py runs/signals/warm_truco_paulista_4p/experiment.json
     python scripts/signals_table.py docs/results/data/signals_warm_truco_paulista_4p.json   # its committed results file
+
+With ``--oracle ORACLE_STUDY`` (the oracle study of the same twins) it also prints the share of the oracle's value
+the talking teams capture, over runs paired by seed, with Fieller's 95% interval.
 """
 
 import json
 import sys
+
+from train.analysis.signals_controls import oracle_share
 
 GAPS = ("channel_minus_shuffled", "channel_minus_twin", "channel_minus_muted")
 
@@ -83,12 +88,43 @@ def table(exp: dict) -> str:
     return "\n".join(rows)
 
 
-if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        raise SystemExit(__doc__)
-    with open(sys.argv[1]) as f:
+def per_seed_gaps(exp: dict, gap: str) -> dict[int, float]:
+    """Each seed's ``gap`` (channel_minus_twin or oracle_minus_twin) of the study's one config that has it."""
+    configs = [c for c in exp["configs"].values() if c.get(gap)]
+    if len(configs) != 1:
+        raise SystemExit(f"expected one configuration with {gap}, found {len(configs)}")
+    return {seed_of(n): r[gap]["mean"] for n, r in configs[0]["per_seed"].items()}
+
+
+def share_line(exp: dict, oracle: dict) -> str:
+    """The share of the oracle's value the talking teams capture (the same twins, paired by seed)."""
+    talk, orc = per_seed_gaps(exp, "channel_minus_twin"), per_seed_gaps(oracle, "oracle_minus_twin")
+    if sorted(talk) != sorted(orc):
+        raise SystemExit(f"the two studies' seeds differ: {sorted(talk)} and {sorted(orc)}")
+    twins = {c["channel_minus_twin"]["twin"] for c in exp["configs"].values() if c.get("channel_minus_twin")}
+    if twins != {c["oracle_minus_twin"]["twin"] for c in oracle["configs"].values() if c.get("oracle_minus_twin")}:
+        raise SystemExit("the two studies measure against different twins; the share needs the same twin runs")
+    seeds = sorted(talk)
+    r = oracle_share([talk[s] for s in seeds], [orc[s] for s in seeds])
+    ci = f"[{r['lo']:.0%}, {r['hi']:.0%}]" if r["lo"] is not None else "[no finite interval: oracle − twin not resolved]"
+    per = ", ".join(f"{talk[s] / orc[s]:.0%}" if orc[s] else "n/a" for s in seeds)
+    return f"share of the oracle captured over {r['runs']} runs: {r['share']:.0%} {ci} (Fieller, paired by seed); per seed {per}"
+
+
+def load(path: str) -> dict:
+    with open(path) as f:
         data = json.load(f)
     exp = data.get("study", data)  # a committed results file holds the study's experiment.json under "study"
     if not isinstance(exp, dict) or "configs" not in exp:
-        raise SystemExit(f"{sys.argv[1]}: not a study's experiment.json or its results file (no 'configs')")
+        raise SystemExit(f"{path}: not a study's experiment.json or its results file (no 'configs')")
+    return exp
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--oracle"):
+        raise SystemExit(__doc__)
+    exp = load(args[0])
     print(table(exp))
+    if len(args) == 3:
+        print(share_line(exp, load(args[2])))

@@ -236,3 +236,22 @@ def test_the_results_file_keeps_the_study_and_its_command_but_not_the_per_deal_p
 def test_a_note_needs_a_results_file(capsys):
     assert main(["analyze", "signals", "--config", "configs/signals/warm_long4m_le_truc_4p.yaml", "--note", "x"]) == 2
     assert "--note goes with --results-file" in capsys.readouterr().err
+
+
+def test_the_oracle_share_has_fiellers_interval_and_none_when_the_oracle_is_not_resolved():
+    from train.analysis.signals_controls import oracle_share
+    from train.eval.stats import mean_ci
+
+    talk = [0.1, 0.2, 0.3, 0.25]
+    r = oracle_share(talk, [0.5] * 4)  # a fixed denominator: the numerator's own t interval, scaled
+    ci = mean_ci(np.array(talk))
+    assert r["share"] == pytest.approx(0.425)
+    assert (r["lo"], r["hi"]) == pytest.approx((ci["lo"] / 0.5, ci["hi"] / 0.5))
+    rng = np.random.default_rng(0)
+    b = 0.5 + rng.normal(0, 0.1, 5)
+    wide = oracle_share(0.5 * b + rng.normal(0, 0.05, 5), b)
+    assert wide["lo"] < 0.5 < wide["hi"]
+    flat = oracle_share(talk, [0.4, -0.3, 0.2, -0.25])  # oracle - twin not resolved from 0
+    assert flat["lo"] is None and flat["hi"] is None
+    with pytest.raises(TrucError, match="same seeds"):
+        oracle_share([0.1, 0.2], [0.1])

@@ -75,3 +75,16 @@ def test_the_script_reads_a_committed_results_file_and_refuses_other_json(tmp_pa
     bad.write_text('{"note": "not a study"}')
     done = subprocess.run([sys.executable, script, str(bad)], capture_output=True, text=True)
     assert done.returncode != 0 and "not a study's experiment.json" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_oracle_share_of_the_documented_study_is_the_one_the_docs_give():
+    mod = load()
+    data = ROOT / "docs" / "results" / "data"
+    talk, oracle = (json.loads((data / f"{n}.json").read_text())["study"]
+                    for n in ("signals_warm_long4m_le_truc_4p", "signals_oracle_long4m_le_truc_4p"))
+    line = mod.share_line(talk, oracle)
+    assert line.startswith("share of the oracle captured over 5 runs: 47% [26%, 81%]")
+    assert line in (ROOT / "docs" / "signals.md").read_text().replace("\n", " ")
+    paulista = json.loads((data / "signals_oracle_long_truco_paulista_4p.json").read_text())["study"]
+    with pytest.raises(SystemExit, match="different twins"):
+        mod.share_line(talk, paulista)

@@ -120,6 +120,30 @@ def over_runs(a, b=None, paired: bool = False, what: str = "a pooled figure") ->
             "method": "Welch over runs", "df": float(df), "runs": [int(a.size), int(b.size)]}
 
 
+def oracle_share(talk, oracle) -> dict:
+    """The share of the oracle's value a talking procedure captures, over runs paired by seed:
+    mean(channel - twin) / mean(oracle - twin), each run's gaps against the same seed's twin.
+
+    The 95% interval is Fieller's for a ratio of means (t with runs - 1 degrees of freedom, the two
+    gaps' covariance kept: they share the twin). ``lo``/``hi`` are None when the oracle's own gap is not
+    resolved from 0 over the runs, where no finite interval exists."""
+    a, b = np.asarray(talk, dtype=float), np.asarray(oracle, dtype=float)
+    if a.size != b.size or a.size < 2:
+        raise TrucError(f"the oracle share needs the same seeds (at least 2) in both studies; got {a.size} and {b.size}")
+    n = a.size
+    ma, mb = float(a.mean()), float(b.mean())
+    cov = np.cov(a, b, ddof=1) / n  # the covariance of the two means
+    t2 = t_quantile_975(n - 1) ** 2
+    qa, qb, qab = mb**2 - t2 * cov[1, 1], ma * mb - t2 * cov[0, 1], ma**2 - t2 * cov[0, 0]
+    out = {"share": ma / mb if mb else float("nan"), "lo": None, "hi": None, "runs": int(n),
+           "method": "Fieller, paired by seed"}
+    disc = qb**2 - qa * qab
+    if qa > 0 and disc >= 0:
+        root = math.sqrt(disc)
+        out["lo"], out["hi"] = (qb - root) / qa, (qb + root) / qa
+    return out
+
+
 def fmt_ci(c: dict, digits: int = 3) -> str:
     """A mean with its 95% interval, ``+0.123 [+0.010, +0.236]`` (``n/a`` when there is none)."""
     if c is None or c.get("n", 0) == 0 or not math.isfinite(c.get("mean", float("nan"))):
