@@ -17,7 +17,8 @@ STUDIES = ["signals_warm_truco_paulista_4p", "signals_warm_truco_paulista_4p_hon
            "signals_warm_long_le_truc_4p", "signals_warm_long_le_truc_4p_honest",
            "signals_warm_long_truco_paulista_4p", "signals_warm_long_truco_paulista_4p_honest",
            "signals_warm_long4m_le_truc_4p", "signals_warm_long4m_le_truc_4p_honest",
-           "signals_oracle_long_truco_paulista_4p", "signals_oracle_long4m_le_truc_4p"]
+           "signals_oracle_long_truco_paulista_4p", "signals_oracle_long4m_le_truc_4p",
+           "signals_warm_mix4m_le_truc_4p"]
 
 
 def load():
