@@ -8,13 +8,14 @@ table has the oracle's points, oracle − twin and the twin's.
     python scripts/signals_table.py docs/results/data/signals_warm_truco_paulista_4p.json   # its committed results file
 
 With ``--oracle ORACLE_STUDY`` (the oracle study of the same twins) it also prints the share of the oracle's value
-the talking teams capture, over runs paired by seed, with Fieller's 95% interval.
+the talking teams capture, over runs paired by seed, with Fieller's 95% interval, and the talking teams' points
+less the oracle teams' (both against the same twins), paired by seed.
 """
 
 import json
 import sys
 
-from train.analysis.signals_controls import oracle_share
+from train.analysis.signals_controls import oracle_share, over_runs
 
 GAPS = ("channel_minus_shuffled", "channel_minus_twin", "channel_minus_muted")
 
@@ -108,7 +109,9 @@ def share_line(exp: dict, oracle: dict) -> str:
     r = oracle_share([talk[s] for s in seeds], [orc[s] for s in seeds])
     ci = f"[{r['lo']:.0%}, {r['hi']:.0%}]" if r["lo"] is not None else "[no finite interval: oracle − twin not resolved]"
     per = ", ".join(f"{talk[s] / orc[s]:.0%}" if orc[s] else "n/a" for s in seeds)
-    return f"share of the oracle captured over {r['runs']} runs: {r['share']:.0%} {ci} (Fieller, paired by seed); per seed {per}"
+    beyond = over_runs([talk[s] for s in seeds], [orc[s] for s in seeds], paired=True, what="channel - oracle")
+    return (f"share of the oracle captured over {r['runs']} runs: {r['share']:.0%} {ci} (Fieller, paired by seed); "
+            f"per seed {per}; channel − oracle over runs {fmt(beyond, False)} (paired by seed)")
 
 
 def load(path: str) -> dict:
