@@ -80,26 +80,26 @@ def test_the_script_reads_a_committed_results_file_and_refuses_other_json(tmp_pa
     assert done.returncode != 0 and "not a study's experiment.json" in done.stderr and "Traceback" not in done.stderr
 
 
+def study(name: str) -> dict:
+    return json.loads((ROOT / "docs" / "results" / "data" / f"{name}.json").read_text())["study"]
+
+
+def documented_share(talking: str, oracle: str) -> str:
+    """The share line of two committed studies, checked to be the one docs/signals.md shows."""
+    line = load().share_line(study(talking), study(oracle))
+    assert line in (ROOT / "docs" / "signals.md").read_text().replace("\n", " ")
+    return line
+
+
 def test_the_oracle_share_of_the_documented_study_is_the_one_the_docs_give():
-    mod = load()
-    data = ROOT / "docs" / "results" / "data"
-    talk, oracle = (json.loads((data / f"{n}.json").read_text())["study"]
-                    for n in ("signals_warm_long4m_le_truc_4p", "signals_oracle_long4m_le_truc_4p"))
-    line = mod.share_line(talk, oracle)
+    line = documented_share("signals_warm_long4m_le_truc_4p", "signals_oracle_long4m_le_truc_4p")
     assert line.startswith("share of the oracle captured over 5 runs: 47% [26%, 81%]")
     assert line.endswith("channel − oracle over runs −0.26 [−0.45, −0.07] (paired by seed)")
-    assert line in (ROOT / "docs" / "signals.md").read_text().replace("\n", " ")
-    paulista = json.loads((data / "signals_oracle_long_truco_paulista_4p.json").read_text())["study"]
     with pytest.raises(SystemExit, match="different twins"):
-        mod.share_line(talk, paulista)
+        load().share_line(study("signals_warm_long4m_le_truc_4p"), study("signals_oracle_long_truco_paulista_4p"))
 
 
 def test_a_share_whose_oracle_is_not_resolved_has_no_interval_and_says_what_the_channel_gains_beyond_it():
-    mod = load()
-    data = ROOT / "docs" / "results" / "data"
-    talk, oracle = (json.loads((data / f"{n}.json").read_text())["study"]
-                    for n in ("signals_warm_mix4m_le_truc_4p", "signals_oracle_mix4m_le_truc_4p"))
-    line = mod.share_line(talk, oracle)
+    line = documented_share("signals_warm_mix4m_le_truc_4p", "signals_oracle_mix4m_le_truc_4p")
     assert "[no finite interval: oracle − twin not resolved]" in line
     assert line.endswith("channel − oracle over runs +0.29 [+0.09, +0.50] (paired by seed)")
-    assert line in (ROOT / "docs" / "signals.md").read_text().replace("\n", " ")
