@@ -104,7 +104,8 @@ def run_cli(args) -> None:
         if args.results_file:
             command = " ".join(["truc analyze signals --config", args.config,
                                 *(f"--set {kv}" for kv in args.set_pairs),
-                                *([f"--deals {args.deals}"] if args.deals else [])])
+                                *([f"--deals {args.deals}"] if args.deals else []),
+                                *([f"--steps {args.steps}"] if args.steps else [])])
             note = f"{args.note}. study: " if args.note else "study: "
             path = results_file(results, args.results_file, f"{note}{command} (experiment.json without the per-deal points)")
             print(f"results file: {path}")
