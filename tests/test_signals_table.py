@@ -20,7 +20,8 @@ STUDIES = ["signals_warm_truco_paulista_4p", "signals_warm_truco_paulista_4p_hon
            "signals_oracle_long_truco_paulista_4p", "signals_oracle_long4m_le_truc_4p",
            "signals_warm_mix4m_le_truc_4p", "signals_warm_mix4m_le_truc_4p_honest",
            "signals_warm_mix4m_le_truc_4p_bluffer", "signals_warm_mix4m_le_truc_4p_cautious",
-           "signals_oracle_mix4m_le_truc_4p", "signals_warm_mix_truco_paulista_4p"]
+           "signals_oracle_mix4m_le_truc_4p", "signals_warm_mix_truco_paulista_4p",
+           "signals_warm_mix_truco_paulista_4p_honest"]
 
 
 def load():
