@@ -296,11 +296,13 @@ def run_experiment(path: str, steps: int | None = None, train: bool = True, deal
 
 def results_file(results: dict, path: str, note: str) -> str:
     """Write a study's results for the docs to cite: ``{"note": ..., "study": experiment.json}`` with each
-    config's per-deal points left out (``docs/results/data/signals_*.json``; ``scripts/signals_table.py`` reads it)."""
+    config's per-deal points left out, and a leak study's (``docs/results/data/signals_*.json``;
+    ``scripts/signals_table.py`` reads a study's)."""
     import copy
     import json
 
     study = copy.deepcopy(results)
+    study.pop("_points", None)  # a leak study's per-deal points
     for c in study.get("configs", {}).values():
         c.pop("_per_deal", None)
     folder = os.path.dirname(path)
