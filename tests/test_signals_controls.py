@@ -231,6 +231,10 @@ def test_the_results_file_keeps_the_study_and_its_command_but_not_the_per_deal_p
     assert saved["note"] == "docs/signals.md 'X'. study: truc ..."
     assert saved["study"]["configs"]["x"] == {"channel_minus_twin": {"over_runs": {"mean": 0.2}}}
     assert "_per_deal" in study["configs"]["x"]  # the caller's results are left whole
+    leak = results_file({"team": "net:T", "pooled": {"cost": 0.4}, "_points": {"twin@0": [1.0]}},
+                        str(tmp_path / "leak.json"), "study: truc ...")
+    with open(leak) as f:
+        assert json.load(f)["study"] == {"team": "net:T", "pooled": {"cost": 0.4}}
 
 
 def test_a_note_needs_a_results_file(capsys):
