@@ -106,10 +106,11 @@ def share_line(exp: dict, oracle: dict) -> str:
     if twins != {c["oracle_minus_twin"]["twin"] for c in oracle["configs"].values() if c.get("oracle_minus_twin")}:
         raise SystemExit("the two studies measure against different twins; the share needs the same twin runs")
     seeds = sorted(talk)
-    r = oracle_share([talk[s] for s in seeds], [orc[s] for s in seeds])
+    a, b = [talk[s] for s in seeds], [orc[s] for s in seeds]
+    r = oracle_share(a, b)
     ci = f"[{r['lo']:.0%}, {r['hi']:.0%}]" if r["lo"] is not None else "[no finite interval: oracle − twin not resolved]"
     per = ", ".join(f"{talk[s] / orc[s]:.0%}" if orc[s] else "n/a" for s in seeds)
-    beyond = over_runs([talk[s] for s in seeds], [orc[s] for s in seeds], paired=True, what="channel - oracle")
+    beyond = over_runs(a, b, paired=True, what="channel - oracle")
     return (f"share of the oracle captured over {r['runs']} runs: {r['share']:.0%} {ci} (Fieller, paired by seed); "
             f"per seed {per}; channel − oracle over runs {fmt(beyond, False)} (paired by seed)")
 

@@ -299,23 +299,19 @@ def results_file(results: dict, path: str, note: str) -> str:
     config's per-deal points left out, and a leak study's (``docs/results/data/signals_*.json``;
     ``scripts/signals_table.py`` reads a study's)."""
     import copy
-    import json
 
     study = copy.deepcopy(results)
     study.pop("_points", None)  # a leak study's per-deal points
     for c in study.get("configs", {}).values():
         c.pop("_per_deal", None)
-    folder = os.path.dirname(path)
-    if folder:
-        config.output_folder(folder, "--results-file")
-    atomic_write_text(path, json.dumps({"note": note, "study": study}, indent=1, default=float))
+    _write_json(path, {"note": note, "study": study}, setting="--results-file")
     return path
 
 
-def _write_json(path: str, data: dict) -> None:
+def _write_json(path: str, data: dict, setting: str = "analysis.out") -> None:
     import json
 
-    config.output_folder(os.path.dirname(path), "analysis.out")
+    config.output_folder(os.path.dirname(path) or ".", setting)
     atomic_write_text(path, json.dumps(data, indent=1, default=float))
 
 

@@ -107,7 +107,8 @@ def run_cli(args) -> None:
                                 *([f"--deals {args.deals}"] if args.deals else []),
                                 *([f"--steps {args.steps}"] if args.steps else [])])
             note = f"{args.note}. study: " if args.note else "study: "
-            path = results_file(results, args.results_file, f"{note}{command} (experiment.json without the per-deal points)")
+            source = "experiment.json" if "configs" in results else "leak.json"
+            path = results_file(results, args.results_file, f"{note}{command} ({source} without the per-deal points)")
             print(f"results file: {path}")
         return
     if args.controls:
