@@ -10,12 +10,14 @@ cancel out): its median and quartiles are printed. Speeds are per CPU-second of 
 (``time.process_time``), after a warm-up of the row (numba compilation or cache load, layout caches).
 
 Rows: ``engine``, random single hands of ``engine.State`` (``train.bench.engine.truc_hand_loop``, the
-loop of ``truc bench``'s engine row), hands per CPU-second; ``batched``, ``VectorEnv`` steps with random
+loop of ``truc bench``'s engine row), hands per CPU-second; ``aec``, the PettingZoo ``raw_env`` driven by
+``truc bench --peers``'s agent loop (``train.bench.envs.aec_chunk``), decisions per CPU-second; ``batched``, ``VectorEnv`` steps with random
 legal actions (observations and masks included, one thread), steps per CPU-second.
 
 Digests (sha256, the first 16 hex digits): ``vector``, every array a ``VectorEnv`` step returns over
 ``--steps`` steps of random play from a fixed seed; ``engine``, the history and scores of 300 random
-whole games from fixed seeds. A tree that changed no behaviour prints the same digests as the other.
+whole games from fixed seeds; ``observation``, every seat's observation and info-state vector at every
+node of 60 of those games. A tree that changed no behaviour prints the same digests as the other.
 """
 
 from __future__ import annotations
@@ -34,12 +36,14 @@ CONFIGS = {  # name -> (variant, options, batch size)
     "truco_mineiro 2p eleven": ("truco_mineiro", {"players": 2, "deck": "clean"}, 1024),
 }
 ENGINE_VARIANTS = ("le_truc", "truco_paulista", "truco_mineiro", "put")
+AEC_VARIANTS = ("le_truc", "truco_paulista")
 
 CHILD = r"""
 import hashlib, json, sys, time
 import numpy as np
 from truc_env.game.engine import State, sample_chance
 from truc_env.game.rules import make_rules
+from truc_env.game.observe import encoder_of
 from truc_env.batch.vector import VectorEnv
 from train.bench.engine import truc_hand_loop
 
@@ -50,7 +54,13 @@ def unit_of(row):
     # one unit of work for a row, made (and warmed up: compilation, caches) on first use
     if row not in units:
         kind, name = row.split(" ", 1)
-        if kind == "engine":
+        if kind == "aec":
+            from train.bench.envs import aec_chunk
+            from truc_env.envs.pettingzoo_env import raw_env
+            episode = aec_chunk(lambda: raw_env(variant=name), 0)
+            def unit():
+                return sum(episode() for _ in range(10))
+        elif kind == "engine":
             play = truc_hand_loop(make_rules(name), np.random.default_rng(0))
             def unit():
                 for _ in range(10):
@@ -104,6 +114,23 @@ def digests(steps, engines):
                     st.apply_action(legal[int(rng.integers(len(legal)))])
             h.update(repr((st.history, st.score, st.winner, [h.get("hand_points") for h in st.hand_log])).encode())
         out["engine " + variant] = h.hexdigest()[:16]
+    for variant in engines:
+        rules, h = make_rules(variant), hashlib.sha256()
+        enc = encoder_of(rules)
+        for seed in range(60):
+            rng = np.random.default_rng(seed)
+            st = State(rules, episode="game")
+            while True:
+                for seat in range(rules.players):
+                    h.update(enc.encode(st, seat, info_state=True).tobytes())
+                if st.is_terminal():
+                    break
+                if st.is_chance_node():
+                    st.apply_action(sample_chance(st, rng))
+                else:
+                    legal = st.legal_actions()
+                    st.apply_action(legal[int(rng.integers(len(legal)))])
+        out["observation " + variant] = h.hexdigest()[:16]
     return out
 
 for line in sys.stdin:  # one request per line, one JSON answer per line
@@ -166,7 +193,8 @@ def main(argv=None) -> int:
         print(f"\nspeed per CPU-second, median of {args.rounds} turns per tree, {args.seconds:g} CPU-s each; "
               f"load average {os.getloadavg()[0]:.1f}")
         print(f"{'row':<46}{'before':>12}{'after':>12}{'after/before: paired median, 25-75%':>38}")
-        rows = [f"engine {v}" for v in ENGINE_VARIANTS] + [f"batched {c}" for c in CONFIGS]
+        rows = ([f"engine {v}" for v in ENGINE_VARIANTS] + [f"aec {v}" for v in AEC_VARIANTS]
+                + [f"batched {c}" for c in CONFIGS])
         for row in [r for r in rows if not args.only or any(o in r for o in args.only)]:
             got: dict = {k: [] for k in trees}
             for i in range(args.rounds):  # short turns, the first tree alternating: both see the same load
@@ -175,7 +203,8 @@ def main(argv=None) -> int:
             b, a = statistics.median(got["before"]), statistics.median(got["after"])
             # the ratio of each turn's pair: slow swings of the machine's load cancel out
             q1, q2, q3 = statistics.quantiles([x / y for x, y in zip(got["after"], got["before"])], n=4)
-            unit = "hands" if row.startswith("engine") else f"steps, B={CONFIGS[row.split(' ', 1)[1]][2]}"
+            kind = row.split(" ", 1)[0]
+            unit = {"engine": "hands", "aec": "decisions"}.get(kind) or f"steps, B={CONFIGS[row.split(' ', 1)[1]][2]}"
             print(f"{row + ' (' + unit + ')':<46}{b:>12,.0f}{a:>12,.0f}{q2:>26.3f}{q1:>7.3f}-{q3:.3f}", flush=True)
     finally:
         for t in trees.values():

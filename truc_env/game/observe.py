@@ -17,6 +17,8 @@ info-state string is perfect-recall over the whole episode.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from truc_env.display.render import render
@@ -321,126 +323,16 @@ class Encoder:
         self._leader_at = [[[o + t * n + rel[s] for s in range(n)] for t in range(hs)] for rel in self._rel]
         self._hand_hidden_ever = r.blind  # only a blind iron hand hides a seat's own cards
 
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_indices", None)  # the compiled code: made again on first use after unpickling
+        return state
+
     def _indices(self, state: State, seat: int):
-        # plain loops over small lists: a comprehension is a function call of its own (Python 3.11)
-        n, hs = self.n, self.hs
-        ci = self._card_index
-        rel = self._rel[seat]
-        ones: list[int] = []
-        add = ones.append
-
-        phase = state.phase
-        decision = self._phase_index.get(phase)
-        if decision is not None:
-            add(self.o_to_act + rel[state.turn if phase == "turn" else state.current_player()])
-            add(self.o_decision + decision)
-
-        dealt = state.hands[seat]
-        # each held card's entry (where the seat sees its hand) and its slot's (a passed card has none)
-        visible = not self._hand_hidden_ever or sees_hand(state, seat, seat)
-        hand_at, slot = self._hand_at, self.o_slots
-        for i, c in enumerate(dealt):
-            if c >= 0:
-                if visible:
-                    add(hand_at[c])
-                if i < hs:
-                    add(slot + i)
-        if state.old_hands and self._has_first_hand:
-            o = self.o_first_hand
-            for c in state.old_hands[0][seat]:
-                add(o + ci[c])
-        if self._open_hands or (self._eleven_visibility and state.eleven_seat >= 0):
-            partner = self.rules.partner(seat)
-            if sees_hand(state, seat, partner):
-                o = self.o_partner_hand
-                ones += [o + ci[c] for c in state.hands[partner] if c >= 0]
-        if self.rules.put_pass:
-            if state.given[seat] >= 0:
-                add(self.o_given + ci[state.given[seat]])
-            if state.discards[seat] >= 0:
-                add(self.o_discarded + ci[state.discards[seat]])
-
-        at = self._played_at[seat]
-        for t, s, card in state.played:
-            add(at[t][s] + ci[card])
-        at = self._winner_at[seat]
-        t = 0
-        for w in state.trick_winners:
-            add(at[t][w])
-            t += 1
-        at = self._leader_at[seat]
-        t = 0
-        for s in state.trick_leaders:
-            add(at[t][s])
-            t += 1
-        if t < hs and state.dealt and phase != "terminal":
-            add(at[t][state.leader])
-        o = self.o_active
-        for s in state.active:
-            add(o + rel[s])
-
-        raises = state.raises
-        ones += (self.o_stake + state.level, self.o_raises + (raises if raises < self.raise_cap else self.raise_cap),
-                 self._last_raiser_at[seat][state.last_raiser_side])
-        if self._has_all_in:
-            if state.all_in_called:
-                add(self.o_all_in)
-            if state.all_in_accepted:
-                add(self.o_all_in + 1)
-        if self._has_special and state.special:
-            add(self.o_special + (0 if state.special == "eleven" else 1))
-        kind = state.call_kind
-        if kind:
-            add(self.o_call + self._call_kind[kind])
-            add(self.o_call_caller + rel[state.call_caller])
-            if kind == "raise":
-                add(self.o_call_level + state.call_level)
-        if self._has_envido:
-            o = self.o_envido_calls
-            for i, call in enumerate(state.env_calls[:ENVIDO_CHAIN]):
-                add(o + i * 3 + ENVIDO_KINDS.index(call))
-            if state.env_caller >= 0:
-                add(self.o_envido_caller + rel[state.env_caller])
-            if state.env_done:
-                add(self.o_envido_done)
-            if state.env_result is not None:
-                holder, points = state.env_result
-                add(self.o_envido_winner + rel[holder])
-                add(self.o_envido_points + min(points, ENVIDO_MAX_POINTS))
-        if self._has_flor:
-            o = self.o_flor
-            ones += [o + rel[s] for s in state.flor_seats]
-            if state.flor_result is not None:
-                holder, points = state.flor_result
-                add(self.o_flor_winner + rel[holder])
-                add(self.o_flor_points + points - FLOR_MIN_POINTS)
-        if self._has_vira and state.vira >= 0:
-            add(self.o_vira + ci[state.vira])
-            ones += self._manilha_indices(state.vira, state.strength)
-
-        # the only entries other than ones: a vector per seat and points, kept (they change once a hand or so)
-        key = (seat, *state.score, *state.hand_points)
-        base = self._bases.get(key)
-        if base is None:
-            base = self._base(key)
-        d = state.dealer
-        if d >= 0:
-            add(self.o_dealer + rel[d])
-            if self._has_governor:
-                add(self.o_governor + rel[d])
-                add(self.o_governor + rel[(d + 1) % n])
-        if self.signal_slots and state.signals:
-            o, w, ntok = self.o_signals, self.signal_width, self.n_tokens
-            for i, entry in enumerate(state.signals[:self.signal_slots]):
-                sender, token, trick, _ = entry
-                b = o + i * w
-                add(b)
-                add(b + 1 + rel[sender])
-                add(b + 1 + n + (token if sees_signal(state, seat, entry) else ntok))
-                add(b + 2 + n + ntok + min(trick, self.hs - 1))
-        if self._has_instruction:
-            add(self.o_instruction + state.instruction + 1)
-        return ones, base
+        """(the entries that are one, the vector of the other entries) of ``seat``'s observation."""
+        # compiled once per encoder: the sections this layout lacks are left out of the code (see _INDICES)
+        self._indices = fast = _compile_indices(self)
+        return fast(state, seat)
 
     def _base(self, key: tuple) -> np.ndarray:
         """The zero vector but for the score entries of ``key`` (seat, scores, hand points); kept, never
@@ -486,6 +378,183 @@ class Encoder:
                 out.append(b + n + a)
             k += 1
         return out
+
+
+# Encoder._indices as code: one block per section, kept only where the layout has it. Offsets and sizes
+# (O_<SECTION>, N, HS, ...) are written in as constants, the tables are the code's globals: the
+# observation is encoded at every step of every environment, and each dead test and attribute read of a
+# general version costs about as much as an entry. The blocks run in order; a block may continue the
+# one before it at its indentation (the governor's entries are the dealer's block's).
+_INDICES = (
+    ("", """
+rel = REL[seat]
+ones = []
+add = ones.append
+phase = state.phase
+decision = PHASE_INDEX.get(phase)
+if decision is not None:
+    add(O_TO_ACT + rel[state.turn if phase == "turn" else state.current_player()])
+    add(O_DECISION + decision)
+dealt = state.hands[seat]
+"""),
+    ("seen_hand", """
+i = 0
+for c in dealt:
+    if c >= 0:
+        add(HAND_AT[c])
+        if i < HS:
+            add(O_SLOTS + i)
+    i += 1
+"""),
+    ("blind", """
+visible = sees_hand(state, seat, seat)
+i = 0
+for c in dealt:
+    if c >= 0:
+        if visible:
+            add(HAND_AT[c])
+        if i < HS:
+            add(O_SLOTS + i)
+    i += 1
+"""),
+    ("first_hand", """
+if state.old_hands:
+    for c in state.old_hands[0][seat]:
+        add(O_FIRST_HAND + CI[c])
+"""),
+    ("partner_hand", """
+if OPEN_HANDS or state.eleven_seat >= 0:
+    partner = RULES.partner(seat)
+    if sees_hand(state, seat, partner):
+        for c in state.hands[partner]:
+            if c >= 0:
+                add(O_PARTNER_HAND + CI[c])
+"""),
+    ("given", """
+if state.given[seat] >= 0:
+    add(O_GIVEN + CI[state.given[seat]])
+if state.discards[seat] >= 0:
+    add(O_DISCARDED + CI[state.discards[seat]])
+"""),
+    ("", """
+at = PLAYED_AT[seat]
+for t, s, card in state.played:
+    add(at[t][s] + CI[card])
+at = WINNER_AT[seat]
+t = 0
+for w in state.trick_winners:
+    add(at[t][w])
+    t += 1
+at = LEADER_AT[seat]
+t = 0
+for s in state.trick_leaders:
+    add(at[t][s])
+    t += 1
+if t < HS and state.dealt and phase != "terminal":
+    add(at[t][state.leader])
+for s in state.active:
+    add(O_ACTIVE + rel[s])
+raises = state.raises
+ones += (O_STAKE + state.level, O_RAISES + (raises if raises < RAISE_CAP else RAISE_CAP),
+         LAST_RAISER_AT[seat][state.last_raiser_side])
+"""),
+    ("all_in", """
+if state.all_in_called:
+    add(O_ALL_IN)
+if state.all_in_accepted:
+    add(O_ALL_IN + 1)
+"""),
+    ("special", """
+if state.special:
+    add(O_SPECIAL + (0 if state.special == "eleven" else 1))
+"""),
+    ("", """
+kind = state.call_kind
+if kind:
+    add(O_CALL + CALL_KIND[kind])
+    add(O_CALL_CALLER + rel[state.call_caller])
+    if kind == "raise":
+        add(O_CALL_LEVEL + state.call_level)
+"""),
+    ("envido_calls", """
+i = 0
+for call in state.env_calls[:ENVIDO_CHAIN]:
+    add(O_ENVIDO_CALLS + i * 3 + ENVIDO_KINDS.index(call))
+    i += 1
+if state.env_caller >= 0:
+    add(O_ENVIDO_CALLER + rel[state.env_caller])
+if state.env_done:
+    add(O_ENVIDO_DONE)
+if state.env_result is not None:
+    holder, points = state.env_result
+    add(O_ENVIDO_WINNER + rel[holder])
+    add(O_ENVIDO_POINTS + min(points, ENVIDO_MAX_POINTS))
+"""),
+    ("flor", """
+for s in state.flor_seats:
+    add(O_FLOR + rel[s])
+if state.flor_result is not None:
+    holder, points = state.flor_result
+    add(O_FLOR_WINNER + rel[holder])
+    add(O_FLOR_POINTS + points - FLOR_MIN_POINTS)
+"""),
+    ("vira", """
+if state.vira >= 0:
+    add(O_VIRA + CI[state.vira])
+    ones += MANILHAS(state.vira, state.strength)
+"""),
+    ("", """
+key = (seat, *state.score, *state.hand_points)
+base = BASES.get(key)
+if base is None:
+    base = BASE(key)
+d = state.dealer
+if d >= 0:
+    add(O_DEALER + rel[d])
+"""),
+    ("governor", """
+    add(O_GOVERNOR + rel[d])
+    add(O_GOVERNOR + rel[(d + 1) % N])
+"""),
+    ("signals", """
+if state.signals:
+    i = 0
+    for entry in state.signals[:SIGNAL_SLOTS]:
+        sender, token, trick, _ = entry
+        b = O_SIGNALS + i * SIGNAL_WIDTH
+        add(b)
+        add(b + 1 + rel[sender])
+        add(b + 1 + N + (token if sees_signal(state, seat, entry) else N_TOKENS))
+        add(b + 2 + N + N_TOKENS + min(trick, HS - 1))
+        i += 1
+"""),
+    ("instruction", """
+add(O_INSTRUCTION + state.instruction + 1)
+"""),
+    ("", """
+return ones, base
+"""),
+)
+
+
+def _compile_indices(enc: Encoder):
+    """``enc._indices`` for its layout: the blocks of :data:`_INDICES` its sections keep, as one function."""
+    blind = enc._hand_hidden_ever
+    keep = {"": True, "seen_hand": not blind, "blind": blind, **{name: True for name in enc.offset}}
+    body = "".join(block for flag, block in _INDICES if keep.get(flag, False))
+    consts = {f"O_{name.upper()}": o for name, o in enc.offset.items()}
+    consts.update(N=enc.n, HS=enc.hs, RAISE_CAP=enc.raise_cap, SIGNAL_SLOTS=enc.signal_slots,
+                  SIGNAL_WIDTH=enc.signal_width, N_TOKENS=enc.n_tokens, OPEN_HANDS=enc._open_hands,
+                  ENVIDO_CHAIN=ENVIDO_CHAIN, ENVIDO_MAX_POINTS=ENVIDO_MAX_POINTS, FLOR_MIN_POINTS=FLOR_MIN_POINTS)
+    body = re.sub(r"\b[A-Z][A-Z_]*\b", lambda m: repr(consts[m[0]]) if m[0] in consts else m[0], body)
+    source = "def indices(state, seat):\n" + "".join(f"    {line}\n" for line in body.strip("\n").splitlines())
+    scope = {"REL": enc._rel, "PHASE_INDEX": enc._phase_index, "HAND_AT": enc._hand_at, "CI": enc._card_index,
+             "PLAYED_AT": enc._played_at, "WINNER_AT": enc._winner_at, "LEADER_AT": enc._leader_at,
+             "LAST_RAISER_AT": enc._last_raiser_at, "CALL_KIND": enc._call_kind, "BASES": enc._bases,
+             "BASE": enc._base, "MANILHAS": enc._manilha_indices, "RULES": enc.rules, "ENVIDO_KINDS": ENVIDO_KINDS,
+             "sees_hand": sees_hand, "sees_signal": sees_signal}
+    exec(compile(source, f"<observation indices of {enc.rules.variant}>", "exec"), scope)  # noqa: S102  (text built above)
+    return scope["indices"]
 
 
 _ENCODERS: dict = {}
