@@ -97,19 +97,25 @@ class Dealing:
         cards = list(cards)
         if not _INTS.issuperset(map(type, cards)):  # the types in C, no set built: no per-card Python test in the usual case
             cards = [c if type(c) is int else check_action(c) for c in cards]
-        seq = self.deal_seq
         k = len(cards)
-        if k > len(seq):
-            raise IllegalActionError(f"{k} cards given for the {len(seq)} draws left of this deal")
+        if k > len(self.deal_seq):
+            raise IllegalActionError(f"{k} cards given for the {len(self.deal_seq)} draws left of this deal")
         drawn = self.drawn
         given = set(cards)
         # one set test for the usual case; the card-by-card test names the first bad card
         if len(given) < k or not drawn.isdisjoint(given) or not given <= self.L.deck_set:
             for i, card in enumerate(cards):
                 self._check_card(card, drawn.union(cards[:i]))
+        self._deal_valid(cards)
+
+    def _deal_valid(self, cards: list[int]) -> None:
+        """:meth:`deal` of cards known to be undrawn cards of the deck, no more than the draws left (the
+        episode driver's dealer, dealing down a deck order it drew): the same state, no checks."""
+        seq = self.deal_seq
+        k = len(cards)
         targets = seq[:-k - 1:-1]  # the draws' seats, as _draw pops them from the end
         del seq[len(seq) - k:]
-        drawn.update(given)
+        self.drawn.update(cards)
         self.dealt += cards
         self.history += zip(repeat(CHANCE), cards, repeat(DEAL_DRAW))
         self.deal_order += targets

@@ -49,6 +49,7 @@ class Dealer:
         self.rules = rules
         self.rng = rng
         self._decks = decks  # hand number -> deck order (indices into rules.deck); None: uniform draws
+        self._valid = False  # decks gives permutations of the deck (shuffled, seeded): deal()'s cards need no checks
         self.hand = -1
         self.perm: np.ndarray | None = None  # this hand's deck order, as indices into rules.deck
         self.order: list[int] = []  # the same as cards
@@ -57,13 +58,17 @@ class Dealer:
     @classmethod
     def shuffled(cls, rules: Rules, rng: np.random.Generator) -> Dealer:
         """A deck order per hand drawn from ``rng`` when the hand's deal begins (the batched kernel's way)."""
-        return cls(rules, rng, lambda hand: rng.permutation(len(rules.deck)))
+        return cls(rules, rng, lambda hand: rng.permutation(len(rules.deck)))._of_permutations()
 
     @classmethod
     def seeded(cls, rules: Rules, deal_seed: int) -> Dealer:
         """Each hand's deck order from ``(deal_seed, hand number)`` alone, never from the actions."""
         return cls(rules, np.random.default_rng([deal_seed, INTERCEPT_STREAM]),
-                   lambda hand: np.random.default_rng([deal_seed, hand]).permutation(len(rules.deck)))
+                   lambda hand: np.random.default_rng([deal_seed, hand]).permutation(len(rules.deck)))._of_permutations()
+
+    def _of_permutations(self) -> Dealer:
+        self._valid = True
+        return self
 
     def outcome(self, state: State) -> int:
         """The outcome of the chance node ``state`` is at."""
@@ -110,7 +115,10 @@ class Dealer:
         """Play chance nodes until a decision or the end; a deal is dealt in one step."""
         while (phase := state.phase) in CHANCE_PHASES:
             if phase == "deal":
-                state.deal(self.deal(state))
+                if self._valid:  # undrawn cards of the deck by construction: the state's checks skipped
+                    state._deal_valid(self.deal(state))
+                else:
+                    state.deal(self.deal(state))
             else:
                 state.apply_action(self.outcome(state))
 
