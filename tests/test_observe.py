@@ -276,3 +276,19 @@ def test_no_module_outside_observe_computes_an_observation_offset():
             found += [f"{path.relative_to(root)}:{i}" for i, line in enumerate(path.read_text().splitlines(), 1)
                       if pattern.search(line)]
     assert not found, found
+
+
+def test_an_encoder_pickles_and_copies_without_its_compiled_code():
+    """The one-entries are code compiled per encoder on first use; a pickled or copied encoder makes its
+    own again (with its own tables) and encodes the same vectors."""
+    import copy
+    import pickle
+
+    rules = make_rules("truco_paulista", players=4)
+    enc = encoder_of(rules)
+    states = [s.clone() for s in random_states(rules, np.random.default_rng(5), games=2)]
+    before = [enc.encode(s, seat, info_state=True) for s in states for seat in range(rules.players)]
+    for other in (pickle.loads(pickle.dumps(enc)), copy.deepcopy(enc)):
+        assert "_indices" not in other.__dict__ and other._bases is not enc._bases
+        after = [other.encode(s, seat, info_state=True) for s in states for seat in range(rules.players)]
+        assert all(np.array_equal(a, b) for a, b in zip(before, after))
