@@ -289,6 +289,6 @@ def test_an_encoder_pickles_and_copies_without_its_compiled_code():
     states = [s.clone() for s in random_states(rules, np.random.default_rng(5), games=2)]
     before = [enc.encode(s, seat, info_state=True) for s in states for seat in range(rules.players)]
     for other in (pickle.loads(pickle.dumps(enc)), copy.deepcopy(enc)):
-        assert "_indices" not in other.__dict__ and other._bases is not enc._bases
+        assert "_observe" not in other.__dict__ and other._bases is not enc._bases
         after = [other.encode(s, seat, info_state=True) for s in states for seat in range(rules.players)]
         assert all(np.array_equal(a, b) for a, b in zip(before, after))

@@ -248,7 +248,8 @@ class raw_env(AECEnv):
                 if len(self._masks) >= 4096:  # hands of a large deck make many sets: bound the memory
                     self._masks.clear()
                 mask = self._masks[legal] = np.zeros(self.layout.size, np.int8)
-                mask.put(legal, 1)
+                for a in legal:  # a few entries: each set alone costs less than put's conversion of the tuple
+                    mask[a] = 1
             mask = mask.copy()  # the caller's own: it may write to it
         else:
             mask = np.zeros(self.layout.size, np.int8)

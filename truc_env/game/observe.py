@@ -276,15 +276,12 @@ class Encoder:
     # ------------------------------------------------------------------ encoding
     def encode(self, state: State, seat: int, info_state: bool = False) -> np.ndarray:
         """The observation vector (float32) of ``seat``; with ``info_state`` the history follows."""
-        ones, base = self._indices(state, seat)
-        if info_state:
-            vec = np.zeros(self.info_size, np.float32)
-            vec[:self.size] = base
-        else:
-            vec = base.copy()
-        vec.put(ones, 1.0)
-        if info_state:
-            vec.put(self._history_indices(state, seat), 1.0)
+        if not info_state:
+            return self._observe(state, seat, self.size)
+        vec = self._observe(state, seat, self.info_size)
+        m = memoryview(vec)
+        for i in self._history_indices(state, seat):
+            m[i] = 1.0
         return vec
 
     def _prepare(self) -> None:
@@ -325,14 +322,14 @@ class Encoder:
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        state.pop("_indices", None)  # the compiled code: made again on first use after unpickling
+        state.pop("_observe", None)  # the compiled code: made again on first use after unpickling
         return state
 
-    def _indices(self, state: State, seat: int):
-        """(the entries that are one, the vector of the other entries) of ``seat``'s observation."""
-        # compiled once per encoder: the sections this layout lacks are left out of the code (see _INDICES)
-        self._indices = fast = _compile_indices(self)
-        return fast(state, seat)
+    def _observe(self, state: State, seat: int, size: int) -> np.ndarray:
+        """``seat``'s observation in a new float32 vector of ``size`` (the info-state's: its history left zero)."""
+        # compiled once per encoder: the sections this layout lacks are left out of the code (see _OBSERVE)
+        self._observe = fast = _compile_observe(self)
+        return fast(state, seat, size)
 
     def _base(self, key: tuple) -> np.ndarray:
         """The zero vector but for the score entries of ``key`` (seat, scores, hand points); kept, never
@@ -380,30 +377,38 @@ class Encoder:
         return out
 
 
-# Encoder._indices as code: one block per section, kept only where the layout has it. Offsets and sizes
+# Encoder._observe as code: one block per section, kept only where the layout has it. Offsets and sizes
 # (O_<SECTION>, N, HS, ...) are written in as constants, the tables are the code's globals: the
 # observation is encoded at every step of every environment, and each dead test and attribute read of a
 # general version costs about as much as an entry. The blocks run in order; a block may continue the
 # one before it at its indentation (the governor's entries are the dealer's block's).
-_INDICES = (
+_OBSERVE = (
     ("", """
+key = (seat, *state.score, *state.hand_points)
+base = BASES.get(key)
+if base is None:
+    base = BASE(key)
+if size == SIZE:
+    vec = base.copy()
+else:  # the info-state: the observation, then the history
+    vec = zeros(size, float32)
+    vec[:SIZE] = base
+m = memoryview(vec)  # one entry set through it costs a third of a list entry and ndarray.put
 rel = REL[seat]
-ones = []
-add = ones.append
 phase = state.phase
 decision = PHASE_INDEX.get(phase)
 if decision is not None:
-    add(O_TO_ACT + rel[state.turn if phase == "turn" else state.current_player()])
-    add(O_DECISION + decision)
+    m[O_TO_ACT + rel[state.turn if phase == "turn" else state.current_player()]] = 1.0
+    m[O_DECISION + decision] = 1.0
 dealt = state.hands[seat]
 """),
     ("seen_hand", """
 i = 0
 for c in dealt:
     if c >= 0:
-        add(HAND_AT[c])
+        m[HAND_AT[c]] = 1.0
         if i < HS:
-            add(O_SLOTS + i)
+            m[O_SLOTS + i] = 1.0
     i += 1
 """),
     ("blind", """
@@ -412,15 +417,15 @@ i = 0
 for c in dealt:
     if c >= 0:
         if visible:
-            add(HAND_AT[c])
+            m[HAND_AT[c]] = 1.0
         if i < HS:
-            add(O_SLOTS + i)
+            m[O_SLOTS + i] = 1.0
     i += 1
 """),
     ("first_hand", """
 if state.old_hands:
     for c in state.old_hands[0][seat]:
-        add(O_FIRST_HAND + CI[c])
+        m[O_FIRST_HAND + CI[c]] = 1.0
 """),
     ("partner_hand", """
 if OPEN_HANDS or state.eleven_seat >= 0:
@@ -428,93 +433,91 @@ if OPEN_HANDS or state.eleven_seat >= 0:
     if sees_hand(state, seat, partner):
         for c in state.hands[partner]:
             if c >= 0:
-                add(O_PARTNER_HAND + CI[c])
+                m[O_PARTNER_HAND + CI[c]] = 1.0
 """),
     ("given", """
 if state.given[seat] >= 0:
-    add(O_GIVEN + CI[state.given[seat]])
+    m[O_GIVEN + CI[state.given[seat]]] = 1.0
 if state.discards[seat] >= 0:
-    add(O_DISCARDED + CI[state.discards[seat]])
+    m[O_DISCARDED + CI[state.discards[seat]]] = 1.0
 """),
     ("", """
 at = PLAYED_AT[seat]
 for t, s, card in state.played:
-    add(at[t][s] + CI[card])
+    m[at[t][s] + CI[card]] = 1.0
 at = WINNER_AT[seat]
 t = 0
 for w in state.trick_winners:
-    add(at[t][w])
+    m[at[t][w]] = 1.0
     t += 1
 at = LEADER_AT[seat]
 t = 0
 for s in state.trick_leaders:
-    add(at[t][s])
+    m[at[t][s]] = 1.0
     t += 1
 if t < HS and state.dealt and phase != "terminal":
-    add(at[t][state.leader])
+    m[at[t][state.leader]] = 1.0
 for s in state.active:
-    add(O_ACTIVE + rel[s])
+    m[O_ACTIVE + rel[s]] = 1.0
 raises = state.raises
-ones += (O_STAKE + state.level, O_RAISES + (raises if raises < RAISE_CAP else RAISE_CAP),
-         LAST_RAISER_AT[seat][state.last_raiser_side])
+m[O_STAKE + state.level] = 1.0
+m[O_RAISES + (raises if raises < RAISE_CAP else RAISE_CAP)] = 1.0
+m[LAST_RAISER_AT[seat][state.last_raiser_side]] = 1.0
 """),
     ("all_in", """
 if state.all_in_called:
-    add(O_ALL_IN)
+    m[O_ALL_IN] = 1.0
 if state.all_in_accepted:
-    add(O_ALL_IN + 1)
+    m[O_ALL_IN + 1] = 1.0
 """),
     ("special", """
 if state.special:
-    add(O_SPECIAL + (0 if state.special == "eleven" else 1))
+    m[O_SPECIAL + (0 if state.special == "eleven" else 1)] = 1.0
 """),
     ("", """
 kind = state.call_kind
 if kind:
-    add(O_CALL + CALL_KIND[kind])
-    add(O_CALL_CALLER + rel[state.call_caller])
+    m[O_CALL + CALL_KIND[kind]] = 1.0
+    m[O_CALL_CALLER + rel[state.call_caller]] = 1.0
     if kind == "raise":
-        add(O_CALL_LEVEL + state.call_level)
+        m[O_CALL_LEVEL + state.call_level] = 1.0
 """),
     ("envido_calls", """
 i = 0
 for call in state.env_calls[:ENVIDO_CHAIN]:
-    add(O_ENVIDO_CALLS + i * 3 + ENVIDO_KINDS.index(call))
+    m[O_ENVIDO_CALLS + i * 3 + ENVIDO_KINDS.index(call)] = 1.0
     i += 1
 if state.env_caller >= 0:
-    add(O_ENVIDO_CALLER + rel[state.env_caller])
+    m[O_ENVIDO_CALLER + rel[state.env_caller]] = 1.0
 if state.env_done:
-    add(O_ENVIDO_DONE)
+    m[O_ENVIDO_DONE] = 1.0
 if state.env_result is not None:
     holder, points = state.env_result
-    add(O_ENVIDO_WINNER + rel[holder])
-    add(O_ENVIDO_POINTS + min(points, ENVIDO_MAX_POINTS))
+    m[O_ENVIDO_WINNER + rel[holder]] = 1.0
+    m[O_ENVIDO_POINTS + min(points, ENVIDO_MAX_POINTS)] = 1.0
 """),
     ("flor", """
 for s in state.flor_seats:
-    add(O_FLOR + rel[s])
+    m[O_FLOR + rel[s]] = 1.0
 if state.flor_result is not None:
     holder, points = state.flor_result
-    add(O_FLOR_WINNER + rel[holder])
-    add(O_FLOR_POINTS + points - FLOR_MIN_POINTS)
+    m[O_FLOR_WINNER + rel[holder]] = 1.0
+    m[O_FLOR_POINTS + points - FLOR_MIN_POINTS] = 1.0
 """),
     ("vira", """
 if state.vira >= 0:
-    add(O_VIRA + CI[state.vira])
-    ones += MANILHAS(state.vira, state.strength)
+    m[O_VIRA + CI[state.vira]] = 1.0
+    for i in MANILHAS(state.vira, state.strength):
+        m[i] = 1.0
 """),
     ("", """
-key = (seat, *state.score, *state.hand_points)
-base = BASES.get(key)
-if base is None:
-    base = BASE(key)
 d = state.dealer
 if d >= 0:
-    add(O_DEALER + rel[d])
+    m[O_DEALER + rel[d]] = 1.0
 """),
     ("governor", """
-    add(O_GOVERNOR + rel[d])
-    add(O_GOVERNOR + rel[(d + 1) % N])
+    m[O_GOVERNOR + rel[d]] = 1.0
+    m[O_GOVERNOR + rel[(d + 1) % N]] = 1.0
 """),
     ("signals", """
 if state.signals:
@@ -522,39 +525,39 @@ if state.signals:
     for entry in state.signals[:SIGNAL_SLOTS]:
         sender, token, trick, _ = entry
         b = O_SIGNALS + i * SIGNAL_WIDTH
-        add(b)
-        add(b + 1 + rel[sender])
-        add(b + 1 + N + (token if sees_signal(state, seat, entry) else N_TOKENS))
-        add(b + 2 + N + N_TOKENS + min(trick, HS - 1))
+        m[b] = 1.0
+        m[b + 1 + rel[sender]] = 1.0
+        m[b + 1 + N + (token if sees_signal(state, seat, entry) else N_TOKENS)] = 1.0
+        m[b + 2 + N + N_TOKENS + min(trick, HS - 1)] = 1.0
         i += 1
 """),
     ("instruction", """
-add(O_INSTRUCTION + state.instruction + 1)
+m[O_INSTRUCTION + state.instruction + 1] = 1.0
 """),
     ("", """
-return ones, base
+return vec
 """),
 )
 
 
-def _compile_indices(enc: Encoder):
-    """``enc._indices`` for its layout: the blocks of :data:`_INDICES` its sections keep, as one function."""
+def _compile_observe(enc: Encoder):
+    """``enc._observe`` for its layout: the blocks of :data:`_OBSERVE` its sections keep, as one function."""
     blind = enc._hand_hidden_ever
     keep = {"": True, "seen_hand": not blind, "blind": blind, **{name: True for name in enc.offset}}
-    body = "".join(block for flag, block in _INDICES if keep.get(flag, False))
+    body = "".join(block for flag, block in _OBSERVE if keep.get(flag, False))
     consts = {f"O_{name.upper()}": o for name, o in enc.offset.items()}
-    consts.update(N=enc.n, HS=enc.hs, RAISE_CAP=enc.raise_cap, SIGNAL_SLOTS=enc.signal_slots,
+    consts.update(SIZE=enc.size, N=enc.n, HS=enc.hs, RAISE_CAP=enc.raise_cap, SIGNAL_SLOTS=enc.signal_slots,
                   SIGNAL_WIDTH=enc.signal_width, N_TOKENS=enc.n_tokens, OPEN_HANDS=enc._open_hands,
                   ENVIDO_CHAIN=ENVIDO_CHAIN, ENVIDO_MAX_POINTS=ENVIDO_MAX_POINTS, FLOR_MIN_POINTS=FLOR_MIN_POINTS)
     body = re.sub(r"\b[A-Z][A-Z_]*\b", lambda m: repr(consts[m[0]]) if m[0] in consts else m[0], body)
-    source = "def indices(state, seat):\n" + "".join(f"    {line}\n" for line in body.strip("\n").splitlines())
+    source = "def observe(state, seat, size):\n" + "".join(f"    {line}\n" for line in body.strip("\n").splitlines())
     scope = {"REL": enc._rel, "PHASE_INDEX": enc._phase_index, "HAND_AT": enc._hand_at, "CI": enc._card_index,
              "PLAYED_AT": enc._played_at, "WINNER_AT": enc._winner_at, "LEADER_AT": enc._leader_at,
              "LAST_RAISER_AT": enc._last_raiser_at, "CALL_KIND": enc._call_kind, "BASES": enc._bases,
              "BASE": enc._base, "MANILHAS": enc._manilha_indices, "RULES": enc.rules, "ENVIDO_KINDS": ENVIDO_KINDS,
-             "sees_hand": sees_hand, "sees_signal": sees_signal}
-    exec(compile(source, f"<observation indices of {enc.rules.variant}>", "exec"), scope)  # noqa: S102  (text built above)
-    return scope["indices"]
+             "sees_hand": sees_hand, "sees_signal": sees_signal, "zeros": np.zeros, "float32": np.float32}
+    exec(compile(source, f"<observation of {enc.rules.variant}>", "exec"), scope)  # noqa: S102  (text built above)
+    return scope["observe"]
 
 
 _ENCODERS: dict = {}
