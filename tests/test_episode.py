@@ -143,6 +143,23 @@ def test_shuffled_dealer_deals_one_deck_order_per_hand_from_its_generator():
     assert len(state.dealt) == 6 and state.dealt == deck[:6]  # dealt down the deck, in order
 
 
+@pytest.mark.parametrize("variant,options", [("le_truc", {}), ("truco_paulista", {}), ("put", {}),
+                                             ("truco_mineiro", {"deck": "clean"})])
+def test_shuffled_dealer_orders_are_the_generators_permutations(variant, options):
+    """Dealer.shuffled shuffles the cards themselves; each hand's order, its ``perm`` and the generator's state
+    after it are what ``rng.permutation(len(deck))`` gives (the documented deal of a seed)."""
+    rules = make_rules(variant, **options)
+    for seed in range(200):
+        dealer, rng = Dealer.shuffled(rules, np.random.default_rng(seed)), np.random.default_rng(seed)
+        for hand in range(3):
+            state = State(rules, episode="hand", dealer=0)
+            state.hand_log = [{}] * hand  # the dealer's hand counter: a new order per hand
+            dealer._deck_for(state)
+            perm = rng.permutation(len(rules.deck))
+            assert dealer.order == [rules.deck[i] for i in perm] and np.array_equal(dealer.perm, perm)
+        assert dealer.rng.integers(1 << 30) == rng.integers(1 << 30)
+
+
 def test_uniform_dealer_draws_as_sample_chance():
     rules = make_rules("truco_paulista", players=4, signals={"mode": "free", "intercept": 0.5})
     state, twin = State(rules, episode="hand"), State(rules, episode="hand")

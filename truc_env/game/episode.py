@@ -50,15 +50,20 @@ class Dealer:
         self.rng = rng
         self._decks = decks  # hand number -> deck order (indices into rules.deck); None: uniform draws
         self._valid = False  # decks gives permutations of the deck (shuffled, seeded): deal()'s cards need no checks
+        self._shuffle = None  # shuffled(): the generator's shuffle, applied to the cards themselves
         self.hand = -1
-        self.perm: np.ndarray | None = None  # this hand's deck order, as indices into rules.deck
-        self.order: list[int] = []  # the same as cards
+        self._perm: np.ndarray | None = None
+        self.order: list[int] = []  # this hand's deck order, as cards
         self.pos = 0
 
     @classmethod
     def shuffled(cls, rules: Rules, rng: np.random.Generator) -> Dealer:
         """A deck order per hand drawn from ``rng`` when the hand's deal begins (the batched kernel's way)."""
-        return cls(rules, rng, lambda hand: rng.permutation(len(rules.deck)))._of_permutations()
+        dealer = cls(rules, rng, lambda hand: rng.permutation(len(rules.deck)))._of_permutations()
+        # the same order, and the same draws from rng: permutation(n) is shuffle(arange(n)); the cards
+        # shuffled in place of their indices save the gather from the deck
+        dealer._shuffle = rng.shuffle
+        return dealer
 
     @classmethod
     def seeded(cls, rules: Rules, deal_seed: int) -> Dealer:
@@ -69,6 +74,14 @@ class Dealer:
     def _of_permutations(self) -> Dealer:
         self._valid = True
         return self
+
+    @property
+    def perm(self) -> np.ndarray | None:
+        """This hand's deck order as indices into ``rules.deck`` (None before the first deal)."""
+        if self._perm is None and self.order and self._shuffle is not None:
+            index = {c: i for i, c in enumerate(self.rules.deck)}
+            self._perm = np.array([index[c] for c in self.order], dtype=np.int64)
+        return self._perm
 
     def outcome(self, state: State) -> int:
         """The outcome of the chance node ``state`` is at."""
@@ -102,7 +115,13 @@ class Dealer:
     def _deck_for(self, state: State) -> None:
         if len(state.hand_log) != self.hand:  # a new hand: its own deck order
             self.hand = len(state.hand_log)
-            self.perm = perm = self._decks(self.hand)
+            if self._shuffle is not None:
+                self.order = order = list(self.rules.deck)
+                self._shuffle(order)
+                self._perm = None  # made from the order if asked for
+                self.pos = 0
+                return
+            self._perm = perm = self._decks(self.hand)
             # as Python ints (indexing by numpy integers costs several times more); any sequence works
             if isinstance(perm, np.ndarray):
                 self.order = _deck_array(self.rules)[perm].tolist()  # one gather: a third of a Python loop's time
