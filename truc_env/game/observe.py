@@ -209,9 +209,6 @@ class Encoder:
         self.shape["history"] = (self.history_len, self.history_width)
         self.info_size = pos + self.history_len * self.history_width
         self._phase_index = {p: i for i, p in enumerate(self.decisions)}
-        self._play_lo = L.play
-        self._play_hi = L.play + self.D
-        self._slot_lo = L.slot if L.slot >= 0 else 1 << 30
         self._prepare()
 
     @staticmethod
@@ -285,7 +282,8 @@ class Encoder:
         return vec
 
     def _prepare(self) -> None:
-        """Lookup tables for the hot path: offsets as attributes, relative seats and sides."""
+        """Lookup tables of the compiled observation code (:func:`_compile_observe`): relative seats and sides,
+        each entry's position by viewer; the offsets as attributes."""
         r, n, off = self.rules, self.n, self.offset
         for name in off:
             setattr(self, "o_" + name, off[name])
@@ -294,18 +292,10 @@ class Encoder:
         self._rel_side = [[(sd - r.side(seat)) % ns for sd in range(ns)] for seat in range(n)]
         self._card_index = [self.L.card_index.get(c, -1) for c in range(r.family.size)]
         self._hand_at = [off["hand"] + i for i in self._card_index]  # card id -> its entry of the own hand
-        self._slot_hi = self._slot_lo + self.hs
         self._call_kind = {"raise": 0, "redeal": 2, "rest": 1, "put": 1}
         self._manilhas: dict = {}
         self._bases: dict[tuple, np.ndarray] = {}  # (seat, score, hand points) -> the vector with only those
-        present = set(off)
-        self._has = {name: name in present for name in DOCS}
-        self._eleven_visibility = r.partnership and r.eleven
         self._open_hands = r.partnership and r.signals.open_hands
-        for attr, name in (("all_in", "all_in"), ("special", "special"), ("envido", "envido_calls"), ("flor", "flor"),
-                           ("vira", "vira"), ("governor", "governor"), ("instruction", "instruction"),
-                           ("first_hand", "first_hand")):
-            setattr(self, "_has_" + attr, name in present)  # the sections of this layout, as attributes
         self._target = float(r.target)
         # per viewer, the last raiser's entry by side; index -1 (no raise accepted yet) is the last: "none"
         o = off["last_raiser"]
