@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cache
-from itertools import repeat
 
 from truc_env.errors import IllegalActionError, TrucError
 from truc_env.game.hand_rules import (
@@ -25,6 +24,8 @@ TERMINAL = -4
 # history entry kinds (third field): who/what a chance event was about
 DEAL_DRAW = -2
 FIRST_DEALER = -3
+# each card's history entry as a deal draw, made once: a deal appends these (tuples are immutable, so shared)
+_DRAWN = tuple((CHANCE, card, DEAL_DRAW) for card in range(256))
 
 
 @cache
@@ -117,7 +118,7 @@ class Dealing:
         del seq[len(seq) - k:]
         self.drawn.update(cards)
         self.dealt += cards
-        self.history += zip(repeat(CHANCE), cards, repeat(DEAL_DRAW))
+        self.history += map(_DRAWN.__getitem__, cards)
         self.deal_order += targets
         hands = self.hands
         if -1 in targets:  # the vira is among these draws
