@@ -51,6 +51,7 @@ def _winner(counts: tuple, first: int, tie_rule: str, all_tied: int) -> int:
 _DECIDED: dict = {}  # State._decided_winner's results: few keys per Rules (trick results, seats in)
 _DECIDED_MAX = 1 << 16
 _UNKNOWN = object()
+_TURN_CALLS: dict = {}  # State._turn_calls's results, by the fields they read
 
 
 @cache
@@ -394,6 +395,24 @@ class State(Dealing, Calls):
                     acts.append(play_of[c])
         else:
             acts = [L.play + L.card_index[c] for c in self._playable(s)]
+        # the calls open at this turn: a function of the few fields in the key, kept (few keys per Rules)
+        key = (r.key, s, special, self.last_raiser_side, self.raises, self.level, self.all_in_accepted,
+               self.all_in_called, self.play_started, self.redeal_used, self.dealer, len(self.drawn))
+        calls = _TURN_CALLS.get(key)
+        if calls is None:
+            if len(_TURN_CALLS) >= _DECIDED_MAX:  # a bound on memory, whatever the variants played
+                _TURN_CALLS.clear()
+            calls = _TURN_CALLS[key] = self._turn_calls(s, special)
+        acts += calls
+        if r.envido and self._envido_open_at_turn(s):
+            acts += L.ENVIDO.values()
+        acts.sort()
+        return acts
+
+    def _turn_calls(self, s: int, special: str) -> tuple[int, ...]:
+        """The calls seat ``s`` may make at its turn (raise, mon reste / put, fold, redeal; envido apart)."""
+        r, L = self.rules, self.L
+        acts = []
         # the call rules are and-chains (hand_rules): their cheap terms first skip building the arguments
         if not special:
             side, last = r.side_of[s], self.last_raiser_side
@@ -409,10 +428,7 @@ class State(Dealing, Calls):
                 and may_redeal(True, self.redeal_used, False, s, next_seat(self.dealer, r.players),
                                r.players, len(r.deck) - len(self.drawn), r.hand_size)):
             acts.append(L.REDEAL)
-        if r.envido and self._envido_open_at_turn(s):
-            acts += L.ENVIDO.values()
-        acts.sort()
-        return acts
+        return tuple(acts)
 
     def _playable(self, seat: int) -> list[int]:
         hand = self.held(seat)
