@@ -22,6 +22,7 @@ from operator import sub
 import numpy as np
 
 from truc_env.errors import TrucError
+from truc_env.game.actions import layout_of
 from truc_env.game.engine import State, sample_chance, sample_deal
 from truc_env.game.rules import Rules
 
@@ -41,6 +42,15 @@ def _deck_array(rules: Rules) -> np.ndarray:
     return arr
 
 
+def _cards_of(rules: Rules, perm) -> list[int]:
+    """A deck order given as indices into ``rules.deck``, as cards (Python ints: indexing by numpy integers costs
+    several times more); any sequence of indices works."""
+    if isinstance(perm, np.ndarray):
+        return _deck_array(rules)[perm].tolist()  # one gather: a third of a Python loop's time
+    deck = rules.deck
+    return [deck[i] for i in perm]
+
+
 class Dealer:
     """Chance outcomes of one episode; see the module docstring for the three forms."""
 
@@ -48,9 +58,9 @@ class Dealer:
                  decks: Callable[[int], np.ndarray] | None = None):
         self.rules = rules
         self.rng = rng
-        self._decks = decks  # hand number -> deck order (indices into rules.deck); None: uniform draws
-        self._valid = False  # decks gives permutations of the deck (shuffled, seeded): deal()'s cards need no checks
-        self._shuffle = None  # shuffled(): the generator's shuffle, applied to the cards themselves
+        # hand number -> that hand's deck order as cards; None: uniform draws. ``decks`` gives indices into rules.deck
+        self._orders = None if decks is None else (lambda hand: _cards_of(rules, decks(hand)))
+        self._valid = False  # the orders are permutations of the deck (shuffled, seeded): deal()'s cards need no checks
         self.hand = -1
         self._perm: np.ndarray | None = None
         self.order: list[int] = []  # this hand's deck order, as cards
@@ -59,33 +69,36 @@ class Dealer:
     @classmethod
     def shuffled(cls, rules: Rules, rng: np.random.Generator) -> Dealer:
         """A deck order per hand drawn from ``rng`` when the hand's deal begins (the batched kernel's way)."""
-        dealer = cls(rules, rng, lambda hand: rng.permutation(len(rules.deck)))._of_permutations()
-        # the same order, and the same draws from rng: permutation(n) is shuffle(arange(n)); the cards
-        # shuffled in place of their indices save the gather from the deck
-        dealer._shuffle = rng.shuffle
+        def order(hand: int) -> list[int]:
+            # rng.permutation(len(deck)) is rng.shuffle(arange(len(deck))): the cards shuffled in place of
+            # their indices are the same order from the same draws, without the gather from the deck
+            cards = list(rules.deck)
+            rng.shuffle(cards)
+            return cards
+
+        dealer = cls(rules, rng)
+        dealer._orders, dealer._valid = order, True
         return dealer
 
     @classmethod
     def seeded(cls, rules: Rules, deal_seed: int) -> Dealer:
         """Each hand's deck order from ``(deal_seed, hand number)`` alone, never from the actions."""
-        return cls(rules, np.random.default_rng([deal_seed, INTERCEPT_STREAM]),
-                   lambda hand: np.random.default_rng([deal_seed, hand]).permutation(len(rules.deck)))._of_permutations()
-
-    def _of_permutations(self) -> Dealer:
-        self._valid = True
-        return self
+        dealer = cls(rules, np.random.default_rng([deal_seed, INTERCEPT_STREAM]),
+                     lambda hand: np.random.default_rng([deal_seed, hand]).permutation(len(rules.deck)))
+        dealer._valid = True
+        return dealer
 
     @property
     def perm(self) -> np.ndarray | None:
         """This hand's deck order as indices into ``rules.deck`` (None before the first deal)."""
-        if self._perm is None and self.order and self._shuffle is not None:
-            index = {c: i for i, c in enumerate(self.rules.deck)}
+        if self._perm is None and self.order:
+            index = layout_of(self.rules).card_index
             self._perm = np.array([index[c] for c in self.order], dtype=np.int64)
         return self._perm
 
     def outcome(self, state: State) -> int:
         """The outcome of the chance node ``state`` is at."""
-        if state.phase != "deal" or self._decks is None:
+        if state.phase != "deal" or self._orders is None:
             return sample_chance(state, self.rng)
         self._deck_for(state)
         while self.order[self.pos] in state.drawn:  # redeals continue down the same deck
@@ -95,7 +108,7 @@ class Dealer:
     def deal(self, state: State) -> list[int]:
         """The rest of the deal ``state`` is in, at once: the cards :meth:`outcome` would give one draw
         at a time (the same random calls in the same order, so the same states from the same seed)."""
-        if self._decks is None:
+        if self._orders is None:
             return sample_deal(state, self.rng)
         self._deck_for(state)
         order, drawn, pos = self.order, state.drawn, self.pos
@@ -115,19 +128,8 @@ class Dealer:
     def _deck_for(self, state: State) -> None:
         if len(state.hand_log) != self.hand:  # a new hand: its own deck order
             self.hand = len(state.hand_log)
-            if self._shuffle is not None:
-                self.order = order = list(self.rules.deck)
-                self._shuffle(order)
-                self._perm = None  # made from the order if asked for
-                self.pos = 0
-                return
-            self._perm = perm = self._decks(self.hand)
-            # as Python ints (indexing by numpy integers costs several times more); any sequence works
-            if isinstance(perm, np.ndarray):
-                self.order = _deck_array(self.rules)[perm].tolist()  # one gather: a third of a Python loop's time
-            else:
-                deck = self.rules.deck
-                self.order = [deck[i] for i in perm]
+            self.order = self._orders(self.hand)
+            self._perm = None  # made from the order if asked for
             self.pos = 0
 
     def resolve(self, state: State) -> None:
