@@ -392,21 +392,14 @@ if decision is not None:
     m[O_DECISION + decision] = 1.0
 dealt = state.hands[seat]
 """),
-    ("seen_hand", """
-i = 0
-for c in dealt:
-    if c >= 0:
-        m[HAND_AT[c]] = 1.0
-        if i < HS:
-            m[O_SLOTS + i] = 1.0
-    i += 1
-"""),
     ("blind", """
 visible = sees_hand(state, seat, seat)
+"""),
+    ("", """
 i = 0
 for c in dealt:
     if c >= 0:
-        if visible:
+        if VISIBLE:  # True, a test the compiler drops, unless a blind hand may hide the seat's own cards
             m[HAND_AT[c]] = 1.0
         if i < HS:
             m[O_SLOTS + i] = 1.0
@@ -530,13 +523,20 @@ return vec
 )
 
 
+class _Code(str):
+    """Text written into the compiled code as it is (a name or an expression), where other constants are values."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def _compile_observe(enc: Encoder):
     """``enc._observe`` for its layout: the blocks of :data:`_OBSERVE` its sections keep, as one function."""
     blind = enc._hand_hidden_ever
-    keep = {"": True, "seen_hand": not blind, "blind": blind, **{name: True for name in enc.offset}}
+    keep = {"": True, "blind": blind, **{name: True for name in enc.offset}}
     body = "".join(block for flag, block in _OBSERVE if keep.get(flag, False))
     consts = {f"O_{name.upper()}": o for name, o in enc.offset.items()}
-    consts.update(SIZE=enc.size, N=enc.n, HS=enc.hs, RAISE_CAP=enc.raise_cap, SIGNAL_SLOTS=enc.signal_slots,
+    consts.update(VISIBLE=_Code("visible" if blind else "True"), SIZE=enc.size, N=enc.n, HS=enc.hs, RAISE_CAP=enc.raise_cap, SIGNAL_SLOTS=enc.signal_slots,
                   SIGNAL_WIDTH=enc.signal_width, N_TOKENS=enc.n_tokens, OPEN_HANDS=enc._open_hands,
                   ENVIDO_CHAIN=ENVIDO_CHAIN, ENVIDO_MAX_POINTS=ENVIDO_MAX_POINTS, FLOR_MIN_POINTS=FLOR_MIN_POINTS)
     body = re.sub(r"\b[A-Z][A-Z_]*\b", lambda m: repr(consts[m[0]]) if m[0] in consts else m[0], body)
