@@ -102,27 +102,15 @@ def digests(steps, engines):
                 h.update(v.deck.tobytes())
         out["vector " + cname] = h.hexdigest()[:16]
     for variant in engines:
-        rules, h = make_rules(variant), hashlib.sha256()
+        rules, h, seen = make_rules(variant), hashlib.sha256(), hashlib.sha256()
+        enc = encoder_of(rules)
         for seed in range(300):
             rng = np.random.default_rng(seed)
             st = State(rules, episode="game")
-            while not st.is_terminal():
-                if st.is_chance_node():
-                    st.apply_action(sample_chance(st, rng))
-                else:
-                    legal = st.legal_actions()
-                    st.apply_action(legal[int(rng.integers(len(legal)))])
-            h.update(repr((st.history, st.score, st.winner, [h.get("hand_points") for h in st.hand_log])).encode())
-        out["engine " + variant] = h.hexdigest()[:16]
-    for variant in engines:
-        rules, h = make_rules(variant), hashlib.sha256()
-        enc = encoder_of(rules)
-        for seed in range(60):
-            rng = np.random.default_rng(seed)
-            st = State(rules, episode="game")
             while True:
-                for seat in range(rules.players):
-                    h.update(enc.encode(st, seat, info_state=True).tobytes())
+                if seed < 60:  # every seat's observation and info-state at every node of the first 60 games
+                    for seat in range(rules.players):
+                        seen.update(enc.encode(st, seat, info_state=True).tobytes())
                 if st.is_terminal():
                     break
                 if st.is_chance_node():
@@ -130,7 +118,9 @@ def digests(steps, engines):
                 else:
                     legal = st.legal_actions()
                     st.apply_action(legal[int(rng.integers(len(legal)))])
-        out["observation " + variant] = h.hexdigest()[:16]
+            h.update(repr((st.history, st.score, st.winner, [h.get("hand_points") for h in st.hand_log])).encode())
+        out["engine " + variant] = h.hexdigest()[:16]
+        out["observation " + variant] = seen.hexdigest()[:16]
     return out
 
 for line in sys.stdin:  # one request per line, one JSON answer per line
