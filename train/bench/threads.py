@@ -18,7 +18,12 @@ SINGLE_THREAD_ENV = {
 
 def pin_single_thread() -> int | None:
     """Pin this process to one core and ask numba and JAX for one thread; the core, or None if pinning failed."""
-    os.environ.update(SINGLE_THREAD_ENV)
+    env = dict(SINGLE_THREAD_ENV)
+    if "numba" in sys.modules:
+        # numba read its thread count at import; a different NUMBA_NUM_THREADS now would make its next compile
+        # (a cold cache) refuse to run once the pool has started. set_num_threads below limits it instead.
+        del env["NUMBA_NUM_THREADS"]
+    os.environ.update(env)
     if "jax" in sys.modules:  # XLA reads its flags once, at import
         print("warning: JAX was imported before pinning; its thread flags may not apply", file=sys.stderr)
     try:
