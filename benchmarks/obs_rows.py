@@ -6,7 +6,10 @@ non-temporal stores (numba, one thread). The experiment behind ``benchmarks/targ
 Each variant writes what the batched kernel's ``write_obs`` writes per game: a row of 325 float32 cleared,
 then 25 ones at fixed positions; nanoseconds per row (CPU time, best of 3). ``prefetch k``: ``llvm.prefetch``
 for writing of the row k games ahead; ``non-temporal``: the row built in a cached scratch row, then
-stored with ``!nontemporal`` stores (which skip reading the destination's cache lines before writing them).
+stored with ``!nontemporal`` stores (which skip reading the destination's cache lines before writing them);
+``sparse``: no clear, only the entries set by the previous call zeroed (kept per row) and the new ones set,
+the ones moving between calls as a game's do (a third of a row's cache lines change per step in random le_truc
+play, and about as many hold a one), so fewer bytes are written but the lines touched are scattered.
 """
 
 from __future__ import annotations
@@ -93,6 +96,22 @@ def nontemporal(obs, idx, ahead):
     _fence()
 
 
+@numba.njit
+def sparse(obs, idx, kept):
+    prev, calls = kept
+    shift = calls[0]
+    calls[0] += 1
+    for b in range(obs.shape[0]):
+        o = obs[b]
+        for k in range(prev.shape[1]):
+            if prev[b, k] >= 0:
+                o[prev[b, k]] = 0.0
+        row = idx[(b + shift) % idx.shape[0]]
+        for k in range(row.shape[0]):
+            o[row[k]] = 1.0
+            prev[b, k] = row[k]
+
+
 def ns_per_row(fn, obs, idx, ahead, seconds):
     best = float("inf")
     for _ in range(3):
@@ -111,13 +130,19 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     idx = np.sort(np.random.default_rng(0).integers(0, ROW, (64, ONES)), axis=1).astype(np.int32)
     rows = [("plain", plain, 0), ("prefetch 2", prefetched, 2), ("prefetch 8", prefetched, 8),
-            ("prefetch 32", prefetched, 32), ("non-temporal", nontemporal, 0)]
+            ("prefetch 32", prefetched, 32), ("non-temporal", nontemporal, 0), ("sparse", sparse, None)]
     print(f"{'B':>7}  " + "".join(f"{name:>14}" for name, _, _ in rows) + "   (ns per row)")
     for B in args.sizes:
         obs, want = np.zeros((B, ROW), np.float32), np.zeros((B, ROW), np.float32)
         plain(want, idx, 0)
         out = []
         for _, fn, ahead in rows:
+            if fn is sparse:  # its own rows: the pattern of call k is the table rolled by k games
+                ahead = (np.full((B, ONES), -1, np.int32), np.zeros(1, np.int64))
+                want = np.zeros((B, ROW), np.float32)
+                plain(want, np.roll(idx, -1, axis=0), 0)
+                obs[:] = 0.0  # as a new buffer: the rows hold what the first call sets and nothing else
+                fn(obs, idx, ahead)
             fn(obs, idx, ahead)
             assert np.array_equal(obs, want)  # every variant writes the same rows
             out.append(ns_per_row(fn, obs, idx, ahead, args.seconds))

@@ -84,11 +84,23 @@ class Timer:
         return {"steps_per_s": steps / w, "steps_per_cpu_s": steps / max(c, 1e-9), "cores": c / w, "steps": steps}
 
 
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``), since the ratios to peers differ from one CPU to another."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine() -> dict:
     """What the figures were measured on (load included: the machine may be shared)."""
     import numba
 
-    return {"cpus": os.cpu_count(),
+    return {"cpus": os.cpu_count(), "cpu_model": cpu_model(),
             "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
             "load_avg": os.getloadavg() if hasattr(os, "getloadavg") else None,
             "processor": platform.processor() or platform.machine(), "python": sys.version.split()[0],
@@ -134,7 +146,7 @@ def run_peers(args) -> dict:
     core = peers.pin_single_thread()
     timer = Timer(args.seconds)
     configs = [(name, *config_of(name)) for name in args.variants]
-    print(f"one process pinned to core {core}, one thread; steps per CPU-second of that process\n")
+    print(f"one process pinned to core {core} ({cpu_model()}), one thread; steps per CPU-second of that process\n")
     print(f"{'group':<16}{'what':<34}{'steps/cpu-s':>14}{'steps/s':>14}")
 
     def report(row: dict) -> None:
