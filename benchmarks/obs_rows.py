@@ -9,7 +9,9 @@ for writing of the row k games ahead; ``non-temporal``: the row built in a cache
 stored with ``!nontemporal`` stores (which skip reading the destination's cache lines before writing them);
 ``sparse``: no clear, only the entries set by the previous call zeroed (kept per row) and the new ones set,
 the ones moving between calls as a game's do (a third of a row's cache lines change per step in random le_truc
-play, and about as many hold a one), so fewer bytes are written but the lines touched are scattered.
+play, and about as many hold a one), so fewer bytes are written but the lines touched are scattered;
+``nt blocks``: 16 rows (325 whole 64-byte lines) built in a cached scratch block, then streamed out with aligned
+32-byte non-temporal vector stores, the buffer starting on a line: whole lines written, none read.
 """
 
 from __future__ import annotations
@@ -50,6 +52,23 @@ def _store_nontemporal(typingctx, arr, i, val):
         return context.get_dummy_value()
 
     return types.void(arr, i, arr.dtype), codegen
+
+
+@intrinsic
+def _copy8_nontemporal(typingctx, dst, i, src, j):
+    """dst[i:i+8] = src[j:j+8] as one 32-byte vector load and one aligned non-temporal vector store."""
+    def codegen(context, builder, signature, args):
+        d = context.make_array(signature.args[0])(context, builder, args[0])
+        s = context.make_array(signature.args[2])(context, builder, args[2])
+        vec = ir.VectorType(ir.FloatType(), 8)
+        src_ptr = builder.bitcast(builder.gep(s.data, [args[3]]), vec.as_pointer())
+        dst_ptr = builder.bitcast(builder.gep(d.data, [args[1]]), vec.as_pointer())
+        value = builder.load(src_ptr, align=32)
+        store = builder.store(value, dst_ptr, align=32)
+        store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return types.void(dst, i, src, j), codegen
 
 
 @intrinsic
@@ -112,6 +131,32 @@ def sparse(obs, idx, kept):
             prev[b, k] = row[k]
 
 
+@numba.njit
+def nontemporal_blocks(obs, idx, scratch):
+    """16 rows of 325 float32 are 325 whole 64-byte lines: build 16 rows in a cached scratch block, then stream
+    the block out with aligned 32-byte non-temporal stores (the destination's lines are never read)."""
+    flat, m, B = obs.reshape(-1), obs.shape[1], obs.shape[0]
+    block = 16 * m
+    for b0 in range(0, B, 16):
+        scratch[:] = 0.0
+        for r in range(16):
+            row = idx[(b0 + r) % idx.shape[0]]
+            for k in range(row.shape[0]):
+                scratch[r * m + row[k]] = 1.0
+        base = b0 * m
+        for j in range(0, block, 8):
+            _copy8_nontemporal(flat, base + j, scratch, j)
+    _fence()
+
+
+def aligned(shape, dtype=np.float32):
+    """A zeroed array whose data starts on a 64-byte boundary."""
+    n = int(np.prod(shape))
+    raw = np.zeros(n + 16, dtype)
+    off = (-raw.ctypes.data % 64) // raw.itemsize
+    return raw[off:off + n].reshape(shape)
+
+
 def ns_per_row(fn, obs, idx, ahead, seconds):
     best = float("inf")
     for _ in range(3):
@@ -130,13 +175,17 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     idx = np.sort(np.random.default_rng(0).integers(0, ROW, (64, ONES)), axis=1).astype(np.int32)
     rows = [("plain", plain, 0), ("prefetch 2", prefetched, 2), ("prefetch 8", prefetched, 8),
-            ("prefetch 32", prefetched, 32), ("non-temporal", nontemporal, 0), ("sparse", sparse, None)]
+            ("prefetch 32", prefetched, 32), ("non-temporal", nontemporal, 0), ("sparse", sparse, None),
+            ("nt blocks", nontemporal_blocks, None)]
     print(f"{'B':>7}  " + "".join(f"{name:>14}" for name, _, _ in rows) + "   (ns per row)")
     for B in args.sizes:
-        obs, want = np.zeros((B, ROW), np.float32), np.zeros((B, ROW), np.float32)
+        obs, want = aligned((B, ROW)), np.zeros((B, ROW), np.float32)
         plain(want, idx, 0)
         out = []
         for _, fn, ahead in rows:
+            if fn is nontemporal_blocks:
+                ahead = aligned(16 * ROW)
+                plain(want, idx, 0)
             if fn is sparse:  # its own rows: the pattern of call k is the table rolled by k games
                 ahead = (np.full((B, ONES), -1, np.int32), np.zeros(1, np.int64))
                 want = np.zeros((B, ROW), np.float32)
