@@ -146,7 +146,17 @@ def test_the_compile_bench_refuses_what_has_no_kernel():
         bench.main(["--families", "no_such_variant"])
     with pytest.raises(TrucError, match="--batch"):
         bench.main(["--families", "le_truc", "--batch", "0"])
+    with pytest.raises(TrucError, match="--warm-runs"):
+        bench.main(["--families", "le_truc", "--warm-runs", "0"])
     assert "put_n" in bench.kernel_families() and "le_truc" in bench.kernel_families()
+
+
+def test_the_compile_bench_children_cache_their_bytecode_as_an_installed_user_does(tmp_path, monkeypatch):
+    """A container's PYTHONDONTWRITEBYTECODE would make every warm child compile the package's source again."""
+    from train.bench import compile as bench
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    bench.first_use("import sys; sys.exit(sys.flags.dont_write_bytecode)", ["x"], str(tmp_path))  # raises if set
 
 
 @pytest.mark.slow
