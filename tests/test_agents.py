@@ -150,6 +150,35 @@ def test_table_and_its_alias_cfr_play_the_same_strategy(tmp_path):
     assert _records([f"table:{path}"], rules) == _records([f"cfr:{path}"], rules)
 
 
+def test_a_table_plays_any_card_of_the_class_it_chose_evenly(tmp_path):
+    """A table's strategy chooses card classes; which card of the class it plays must say nothing more (the
+    lowest card id did: holding two kings, the table always led the same one, and the suit of the king it led
+    told an opponent which king it kept; a learned response exploited it, docs/approx_exploitability.md)."""
+    from train.algos.cfr import CFRConfig, run
+    from truc_env.game.episode import Dealer, Episode
+    from truc_env.game.rules import make_rules
+
+    small = {"ranks": 4, "hand_size": 2, "max_raises": 2}
+    run(CFRConfig(variant="put", options=small, algorithm="dcfr", iterations=20, eval_every=20,
+                  checkpoint_every=20, dtype="float64", out=str(tmp_path / "s")), log=lambda m: None)
+    rules = make_rules("put", **small)
+    table = make_agent(f"table:{tmp_path / 's' / 'strategy.npz'}", rules, seed=0)
+    checked = 0
+    for deal in range(200):  # first decisions of deals where the seat to play holds a pair
+        state = State(rules, episode="hand")
+        game = Episode(state, Dealer.seeded(rules, deal))
+        seat = next(iter(game.decisions()))
+        mask = game.mask()
+        held = state.held(seat)
+        if len({c // 4 for c in held}) > 1:  # a card is rank * 4 + suit: not a pair
+            continue
+        probs = table.policy(SeatObservation(state, seat, mask.copy()), mask)
+        plays = [state.L.play + state.L.card_index[c] for c in held]
+        assert probs[plays[0]] == pytest.approx(probs[plays[1]]) and probs[plays[0]] > 0, (held, probs)
+        checked += 1
+    assert checked >= 3
+
+
 def test_spec_kinds_resolve_aliases_and_wrappers():
     from agents import AgentSpecError, is_network, is_table, make_agent, spec_kind
 

@@ -1,8 +1,11 @@
 """The ``table:PATH`` agent: samples its action from the solved average strategy.
 
 It reads the seat's perfect-recall ``info_state`` string from the observation dict (the arena's
-observation), keys it by the solver's abstraction (:mod:`agents.cfr.keys`), and maps the sampled
-class play back to a legal card of that class. An information set the strategy does not cover (a
+observation), keys it by the solver's abstraction (:mod:`agents.cfr.keys`), and spreads each card class's
+probability evenly over the legal cards of that class. A fixed choice within the class (the lowest card id, as
+before 2026-12-06) tells an opponent which cards the seat still holds, information the abstract strategy never
+priced: on shrunk Put a learned response took 0.042 points a hand from a table whose exact exploitability is
+0.0004, and 0.003 once the card was drawn evenly (docs/approx_exploitability.md). An information set the strategy does not cover (a
 hand from another score in a whole game, say) is played uniformly at random among the legal actions
 and counted in ``misses``.
 """
@@ -63,15 +66,17 @@ class CFRAgent:
             self.misses += 1
             return {a: 1.0 / len(legal) for a in legal}
         L, ab = self.layout, self.strategy.abstraction_of(info_state)
-        by_class: dict[int, int] = {}
+        by_class: dict[int, list[int]] = {}
         for a in legal:
             if L.play <= a < L.play + len(L.deck):
-                by_class.setdefault(ab.card_class[L.deck[a - L.play]], a)
+                by_class.setdefault(ab.card_class[L.deck[a - L.play]], []).append(a)
         out: dict[int, float] = {}
         for lab, p in zip(labels, probs):
-            a = by_class.get(int(lab) - PLAY) if lab >= PLAY else int(lab)
-            if a is not None and a in legal and p > 0:
-                out[a] = out.get(a, 0.0) + float(p)
+            if p <= 0:
+                continue
+            cards = by_class.get(int(lab) - PLAY, []) if lab >= PLAY else [int(lab)] if int(lab) in legal else []
+            for a in cards:  # the class's cards evenly: which one is played says nothing more than its class
+                out[a] = out.get(a, 0.0) + float(p) / len(cards)
         total = sum(out.values())
         if total <= 0:
             self.misses += 1
