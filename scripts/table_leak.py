@@ -1,0 +1,122 @@
+"""How a table that always plays the lowest card of a class leaks its hand (docs/approx_exploitability.md).
+
+    python scripts/table_leak.py --out docs/results/data/table_leak_put.json
+
+On shrunk heads-up Put (``approx_solved.SHRUNK``), a CFR+ table of 300 iterations and a response learned
+against it as ``scripts/approx_solved.py`` learns one (seed 0, 400,000 steps), against the table as it played
+before 2026-12-06: the lowest card id of the class it chose (:class:`LowestCard`). Then, on the same ``--deals``
+fresh duplicate deals (measurement seed 1):
+
+- the table's exact best response, written as a table and played in the arena: its exact value, as a check
+  that the arena and the public tree agree;
+- the learned response's own policy, tabulated on the public tree and evaluated exactly against the table;
+- the learned response played (greedily) against the table it learned against, and against the table as it
+  plays now (a class's probability spread evenly over its legal cards).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from approx_solved import LEARNER, SHRUNK, solved_table  # noqa: E402
+
+from agents import make_agent  # noqa: E402
+from agents.cfr import agent as cfr_agent  # noqa: E402
+from agents.cfr.descent import best_response_table  # noqa: E402
+from agents.cfr.policy_tree import best_response_values  # noqa: E402
+from agents.cfr.strategy import StrategyTable, load_strategy, save_strategy  # noqa: E402
+from agents.cfr.tree import NATURE, PLAY  # noqa: E402
+from train.eval import approx_br  # noqa: E402
+from train.eval import exploitability as ex  # noqa: E402
+from truc_env.game.rules import make_rules  # noqa: E402
+from truc_env.io.atomic import atomic_write_text  # noqa: E402
+
+
+class LowestCard(cfr_agent.CFRAgent):
+    """The table agent as it played before 2026-12-06: the lowest legal card id of the class it chose."""
+
+    def policy(self, observation, action_mask):
+        legal = cfr_agent.legal_for(self.rules, observation, action_mask)
+        labels, probs = self.strategy.distribution(observation["info_state"])
+        L, ab = self.layout, self.strategy.abstraction_of(observation["info_state"])
+        first: dict[int, int] = {}
+        for a in legal:
+            if L.play <= a < L.play + len(L.deck):
+                first.setdefault(ab.card_class[L.deck[a - L.play]], a)
+        out: dict[int, float] = {}
+        for lab, p in zip(labels, probs):
+            a = first.get(int(lab) - PLAY) if lab >= PLAY else int(lab)
+            if a is not None and a in legal and p > 0:
+                out[a] = out.get(a, 0.0) + float(p)
+        total = sum(out.values())
+        return {a: p / total for a, p in out.items()}
+
+
+def seat_of_slots(tree, solver) -> np.ndarray:
+    """The seat that owns each solver slot."""
+    seat = np.full(solver.n_slots, -1)
+    for node in range(tree.n_nodes):
+        q = int(tree.actor[node])
+        if q == NATURE:
+            continue
+        for j in range(len(tree.hand_set(tree.hs[node, q]))):
+            i = solver.iset_off[node] + j
+            seat[solver.iset_start[i]:solver.iset_start[i + 1]] = q
+    return seat
+
+
+def summary(v: dict) -> dict:
+    return {k: v[k] for k in ("value", "lo", "hi", "side0", "side1", "deals", "eval_seed")}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--deals", type=int, default=4000)
+    p.add_argument("--out")
+    args = p.parse_args()
+    rules = make_rules("put", **SHRUNK["put"])
+    quiet = lambda msg: None  # noqa: E731
+    out: dict = {"variant": "put", "options": SHRUNK["put"], "deals": args.deals, "measurement_seed": 1}
+    with tempfile.TemporaryDirectory(prefix="table-leak-") as tmp:
+        path, exact = solved_table(rules, tmp)
+        table = f"cfr:{path}"
+        even = cfr_agent.CFRAgent.policy
+        cfr_agent.CFRAgent.policy = LowestCard.policy  # every table agent built while set plays the old way
+        try:
+            r = approx_br.approx_exploitability(table, rules, 400_000, seed=0, eval_deals=200, overrides=LEARNER,
+                                                out_dir=str(Path(tmp) / "br"), log=quiet)
+            learned = f"greedy:ppo:{r['br_policy']}"
+            out["learned_vs_lowest_card"] = summary(approx_br.measure_value(learned, table, rules, args.deals, seed=1))
+        finally:
+            cfr_agent.CFRAgent.policy = even
+        # the exact best response as a table of its own, and the learned response tabulated, on one tree
+        rt = ex.policy_exploitability(make_agent(table, rules, seed=0), rules, keep=True, log=quiet)
+        rb = ex.policy_exploitability(make_agent(learned, rules, seed=0), rules, keep=True, log=quiet)
+        tree, solver, sigma, _ = rt["parts"]["main"]
+        mine = rb["parts"]["main"][2]
+        seat = seat_of_slots(tree, solver)
+        out["exact"] = {"exploitability": rt["exploitability"], "br0": rt["br0"], "br1": rt["br1"]}
+        out["learned_exact"] = {f"side{q}": (1 - 2 * q) * best_response_values(
+            solver, np.where(seat == q, mine, sigma))["value_seat0"] for q in (0, 1)}
+        both = best_response_table(solver, sigma, 0)[0] + best_response_table(solver, sigma, 1)[0] - sigma
+        header = dict(load_strategy(path, rules).header, exploitability=0.0)
+        br_path = str(Path(tmp) / "exact_br.npz")
+        save_strategy(br_path, header, {"main": StrategyTable.from_solver(tree, solver, both)})
+        out["exact_br_in_arena"] = summary(approx_br.measure_value(f"cfr:{br_path}", table, rules, args.deals, seed=1))
+        out["learned_vs_even"] = summary(approx_br.measure_value(learned, table, rules, args.deals, seed=1))
+    print(json.dumps(out, indent=1))
+    if args.out:
+        atomic_write_text(args.out, json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
