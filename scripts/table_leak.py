@@ -12,6 +12,10 @@ fresh duplicate deals (measurement seed 1):
 - the learned response's own policy, tabulated on the public tree and evaluated exactly against the table;
 - the learned response played (greedily) against the table it learned against, and against the table as it
   plays now (a class's probability spread evenly over its legal cards).
+
+``--openspiel``: instead, the exact check by OpenSpiel's own ``exploitability`` on its ``python_truc`` game, whose
+information states hold the cards with their suits: a CFR+ table of :data:`TINY_PUT` (200 iterations) exported
+both ways (``agents.cfr.openspiel_export``), beside our public tree's figure. About 5 CPU-minutes.
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ from agents import make_agent  # noqa: E402
 from agents.cfr import agent as cfr_agent  # noqa: E402
 from agents.cfr.descent import best_response_table  # noqa: E402
 from agents.cfr.policy_tree import best_response_values  # noqa: E402
+from agents.cfr.solver import PublicTreeSolver  # noqa: E402
 from agents.cfr.strategy import StrategyTable, load_strategy, save_strategy  # noqa: E402
-from agents.cfr.tree import NATURE, PLAY  # noqa: E402
+from agents.cfr.tree import NATURE, PLAY, build_tree  # noqa: E402
 from train.eval import approx_br  # noqa: E402
 from train.eval import exploitability as ex  # noqa: E402
 from truc_env.game.rules import make_rules  # noqa: E402
@@ -61,6 +66,42 @@ class LowestCard(cfr_agent.CFRAgent):
         return {a: p / total for a, p in out.items()}
 
 
+TINY_PUT = {"ranks": 2, "hand_size": 2, "max_raises": 1}  # 8 cards: the smallest Put with a put and a choice of card
+
+
+def openspiel_check(options: dict = TINY_PUT, iterations: int = 200) -> dict:
+    """OpenSpiel's exploitability of one CFR+ table of Put ``options``, played evenly within a class and by the
+    lowest card id, beside the public tree's own figure (points per hand)."""
+    import pyspiel
+    from open_spiel.python.algorithms import exploitability
+
+    import truc_env.envs.openspiel_game  # noqa: F401  (registers python_truc)
+    from agents.cfr.openspiel_export import to_tabular_policy
+
+    rules = make_rules("put", **options)
+    game = pyspiel.load_game("python_truc", {"variant": "put", "episode": "hand", "dealer": 0,
+                                             "options": json.dumps(options)})
+    with tempfile.TemporaryDirectory(prefix="table-leak-") as tmp:
+        tree = build_tree(rules)
+        solver = PublicTreeSolver(tree, "cfr+")
+        solver.iterate(iterations)
+        path = str(Path(tmp) / "cfr.npz")
+        header = {"variant": "put", "options": dict(rules.options), "rules_key": rules.key, "dealer": 0, "score": [0, 0],
+                  "abstraction": tree.abstraction.kind, "algorithm": solver.algorithm, "iterations": iterations,
+                  "exploitability": solver.exploitability()}
+        save_strategy(path, header, {"main": StrategyTable.from_solver(tree, solver, solver.average_strategy())})
+        out = {"options": options, "iterations": iterations, "ours": float(solver.exploitability()),
+               "openspiel_even": float(exploitability.exploitability(game, to_tabular_policy(game, load_strategy(path))))}
+        even = cfr_agent.CFRAgent.policy
+        cfr_agent.CFRAgent.policy = LowestCard.policy
+        try:
+            out["openspiel_lowest_card"] = float(exploitability.exploitability(
+                game, to_tabular_policy(game, load_strategy(path))))
+        finally:
+            cfr_agent.CFRAgent.policy = even
+    return out
+
+
 def seat_of_slots(tree, solver) -> np.ndarray:
     """The seat that owns each solver slot."""
     seat = np.full(solver.n_slots, -1)
@@ -81,8 +122,15 @@ def summary(v: dict) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--deals", type=int, default=4000)
+    p.add_argument("--openspiel", action="store_true", help="the exact check by OpenSpiel instead (module docstring)")
     p.add_argument("--out")
     args = p.parse_args()
+    if args.openspiel:
+        out = openspiel_check()
+        print(json.dumps(out, indent=1))
+        if args.out:
+            atomic_write_text(args.out, json.dumps(out, indent=1))
+        return
     rules = make_rules("put", **SHRUNK["put"])
     quiet = lambda msg: None  # noqa: E731
     out: dict = {"variant": "put", "options": SHRUNK["put"], "deals": args.deals, "measurement_seed": 1}
