@@ -126,6 +126,34 @@ def test_cfr_agent_plays_legal_actions_in_the_arena(tmp_path, variant):
     assert result["pairings"][0]["games"] == 8
 
 
+@pytest.mark.parametrize("variant", ["le_truc_4p", "truco_paulista"])
+def test_a_partnership_table_plays_cards_of_equal_strength_evenly(tmp_path, variant):
+    """Equal cards win and lose the same tricks; which of them the table plays must say nothing (the lowest id
+    did: the suit of the card played told an opponent which twin the seat kept)."""
+    summary = run(_cfg(tmp_path, variant, 30), log=lambda *a: None)
+    rules = make_rules(variant, **SHRUNK[variant])
+    agent = make_agent(f"cfr:{summary['strategy']}", rules, seed=0)
+    checked = 0
+    for s in _random_states(rules, 300, seed=3):
+        seat = s.current_player()
+        mask = np.zeros(s.L.size, dtype=np.int8)
+        mask[s.legal_actions()] = 1
+        obs = SeatObservation(s, seat, mask)
+        strength = obs["view"]["strength"]
+        plays = [a for a in s.legal_actions() if s.L.play <= a < s.L.play + len(s.L.deck)]
+        by_strength = {}
+        for a in plays:
+            by_strength.setdefault(strength[s.L.deck[a - s.L.play]], []).append(a)
+        twins = [g for g in by_strength.values() if len(g) > 1]
+        if not twins:
+            continue
+        pol = agent.policy(obs, mask)
+        for g in twins:
+            assert len({round(pol.get(a, 0.0), 12) for a in g}) == 1, (g, pol)
+        checked += 1
+    assert checked >= 5
+
+
 def test_strategy_file_refuses_other_rules_and_corrupt_files(tmp_path):
     summary = run(_cfg(tmp_path, "truco_paulista", 5), log=lambda *a: None)
     path = summary["strategy"]

@@ -397,7 +397,8 @@ class MCCFRAgent:
         view = observation["view"]
         acts = self.ab.abstract_actions(legal, list(view["own"]), view["strength"], list(view["trick"]))
         if len(acts) == 1:
-            return {acts[0][1]: 1.0}
+            twins = self._twins(acts[0][1], legal, view["strength"])
+            return {t: 1.0 / len(twins) for t in twins}
         self.decisions += 1
         row = self.strategy.index.get(view_key(self.ab, view))
         probs = None
@@ -416,7 +417,24 @@ class MCCFRAgent:
         if self.threshold > 0:  # thresholding: drop the rare actions of an unconverged average
             probs = np.where(probs >= self.threshold * probs.max(), probs, 0.0)
         probs = probs / probs.sum()
-        return {e: float(p) for (_, e), p in zip(acts, probs) if p > 0}
+        out: dict[int, float] = {}
+        for (_, e), p in zip(acts, probs):
+            if p > 0:
+                twins = self._twins(e, legal, view["strength"])
+                for t in twins:  # cards of equal strength evenly: the one played must not tell which one is kept
+                    out[t] = out.get(t, 0.0) + float(p) / len(twins)
+        return out
+
+    def _twins(self, action: int, legal, strength) -> list[int]:
+        """The legal card plays of the same strength as ``action``'s card (``[action]`` for any other action).
+        Equal cards win and lose the same tricks; always playing the lowest id of them (as before 2026-12-06)
+        told an opponent which of them the seat still held (docs/approx_exploitability.md, the table leak)."""
+        L = self.ab.L
+        lo, hi = L.play, L.play + len(L.deck)
+        if not lo <= action < hi:
+            return [action]
+        s = strength[L.deck[action - lo]]
+        return [a for a in legal if lo <= a < hi and strength[L.deck[a - lo]] == s]
 
     def act(self, observation, action_mask=None) -> int:
         return sample_policy(self.policy(observation, action_mask), self.rng)
