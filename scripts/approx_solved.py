@@ -47,11 +47,11 @@ def cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def solved_table(rules, folder: str) -> tuple[str, float]:
-    """A CFR+ table of ``rules`` after :data:`CFR_ITERATIONS` as a strategy file, and its exact exploitability."""
+def solved_table(rules, folder: str, iterations: int = CFR_ITERATIONS) -> tuple[str, float]:
+    """A CFR+ table of ``rules`` after ``iterations`` as a strategy file, and its exact exploitability."""
     tree = build_tree(rules)
     solver = PublicTreeSolver(tree)
-    solver.iterate(CFR_ITERATIONS)
+    solver.iterate(iterations)
     exact = solver.exploitability(solver.average_strategy())
     path = str(Path(folder) / "cfr.npz")
     header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key, "dealer": 0,

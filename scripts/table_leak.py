@@ -24,9 +24,8 @@ import argparse
 import json
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -35,11 +34,9 @@ from approx_solved import LEARNER, SHRUNK, solved_table  # noqa: E402
 
 from agents import make_agent  # noqa: E402
 from agents.cfr import agent as cfr_agent  # noqa: E402
-from agents.cfr.descent import best_response_table  # noqa: E402
-from agents.cfr.policy_tree import best_response_values  # noqa: E402
-from agents.cfr.solver import PublicTreeSolver  # noqa: E402
 from agents.cfr.strategy import StrategyTable, load_strategy, save_strategy  # noqa: E402
-from agents.cfr.tree import NATURE, PLAY, build_tree  # noqa: E402
+from agents.cfr.tree import PLAY  # noqa: E402
+from train.algos.psro import TableGame  # noqa: E402
 from train.eval import approx_br  # noqa: E402
 from train.eval import exploitability as ex  # noqa: E402
 from truc_env.game.rules import make_rules  # noqa: E402
@@ -66,6 +63,17 @@ class LowestCard(cfr_agent.CFRAgent):
         return {a: p / total for a, p in out.items()}
 
 
+@contextmanager
+def lowest_card_play():
+    """Every table agent built or asked inside plays as :class:`LowestCard` (the arena builds its own agents)."""
+    even = cfr_agent.CFRAgent.policy
+    cfr_agent.CFRAgent.policy = LowestCard.policy
+    try:
+        yield
+    finally:
+        cfr_agent.CFRAgent.policy = even
+
+
 TINY_PUT = {"ranks": 2, "hand_size": 2, "max_raises": 1}  # 8 cards: the smallest Put with a put and a choice of card
 
 
@@ -82,37 +90,13 @@ def openspiel_check(options: dict = TINY_PUT, iterations: int = 200) -> dict:
     game = pyspiel.load_game("python_truc", {"variant": "put", "episode": "hand", "dealer": 0,
                                              "options": json.dumps(options)})
     with tempfile.TemporaryDirectory(prefix="table-leak-") as tmp:
-        tree = build_tree(rules)
-        solver = PublicTreeSolver(tree, "cfr+")
-        solver.iterate(iterations)
-        path = str(Path(tmp) / "cfr.npz")
-        header = {"variant": "put", "options": dict(rules.options), "rules_key": rules.key, "dealer": 0, "score": [0, 0],
-                  "abstraction": tree.abstraction.kind, "algorithm": solver.algorithm, "iterations": iterations,
-                  "exploitability": solver.exploitability()}
-        save_strategy(path, header, {"main": StrategyTable.from_solver(tree, solver, solver.average_strategy())})
-        out = {"options": options, "iterations": iterations, "ours": float(solver.exploitability()),
+        path, exact = solved_table(rules, tmp, iterations)
+        out = {"options": options, "iterations": iterations, "ours": exact,
                "openspiel_even": float(exploitability.exploitability(game, to_tabular_policy(game, load_strategy(path))))}
-        even = cfr_agent.CFRAgent.policy
-        cfr_agent.CFRAgent.policy = LowestCard.policy
-        try:
+        with lowest_card_play():
             out["openspiel_lowest_card"] = float(exploitability.exploitability(
                 game, to_tabular_policy(game, load_strategy(path))))
-        finally:
-            cfr_agent.CFRAgent.policy = even
     return out
-
-
-def seat_of_slots(tree, solver) -> np.ndarray:
-    """The seat that owns each solver slot."""
-    seat = np.full(solver.n_slots, -1)
-    for node in range(tree.n_nodes):
-        q = int(tree.actor[node])
-        if q == NATURE:
-            continue
-        for j in range(len(tree.hand_set(tree.hs[node, q]))):
-            i = solver.iset_off[node] + j
-            seat[solver.iset_start[i]:solver.iset_start[i + 1]] = q
-    return seat
 
 
 def summary(v: dict) -> dict:
@@ -137,25 +121,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="table-leak-") as tmp:
         path, exact = solved_table(rules, tmp)
         table = f"cfr:{path}"
-        even = cfr_agent.CFRAgent.policy
-        cfr_agent.CFRAgent.policy = LowestCard.policy  # every table agent built while set plays the old way
-        try:
+        with lowest_card_play():
             r = approx_br.approx_exploitability(table, rules, 400_000, seed=0, eval_deals=200, overrides=LEARNER,
                                                 out_dir=str(Path(tmp) / "br"), log=quiet)
             learned = f"greedy:ppo:{r['br_policy']}"
             out["learned_vs_lowest_card"] = summary(approx_br.measure_value(learned, table, rules, args.deals, seed=1))
-        finally:
-            cfr_agent.CFRAgent.policy = even
         # the exact best response as a table of its own, and the learned response tabulated, on one tree
         rt = ex.policy_exploitability(make_agent(table, rules, seed=0), rules, keep=True, log=quiet)
         rb = ex.policy_exploitability(make_agent(learned, rules, seed=0), rules, keep=True, log=quiet)
         tree, solver, sigma, _ = rt["parts"]["main"]
         mine = rb["parts"]["main"][2]
-        seat = seat_of_slots(tree, solver)
+        game = TableGame(tree, solver)
         out["exact"] = {"exploitability": rt["exploitability"], "br0": rt["br0"], "br1": rt["br1"]}
-        out["learned_exact"] = {f"side{q}": (1 - 2 * q) * best_response_values(
-            solver, np.where(seat == q, mine, sigma))["value_seat0"] for q in (0, 1)}
-        both = best_response_table(solver, sigma, 0)[0] + best_response_table(solver, sigma, 1)[0] - sigma
+        out["learned_exact"] = {"side0": game.value(game.combine(mine, sigma)),
+                                "side1": -game.value(game.combine(sigma, mine))}
+        both = game.best_response(sigma)[0]  # the exact best response at either seat (Put has no redeal)
         header = dict(load_strategy(path, rules).header, exploitability=0.0)
         br_path = str(Path(tmp) / "exact_br.npz")
         save_strategy(br_path, header, {"main": StrategyTable.from_solver(tree, solver, both)})
