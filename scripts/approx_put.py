@@ -21,12 +21,11 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from approx_solved import solved_table  # noqa: E402
 
 from agents import make_agent  # noqa: E402
-from agents.cfr.solver import PublicTreeSolver  # noqa: E402
-from agents.cfr.strategy import StrategyTable, save_strategy  # noqa: E402
-from agents.cfr.tree import build_tree  # noqa: E402
 from train.eval import approx_br  # noqa: E402
 from train.eval import exploitability as ex  # noqa: E402
 from truc_env.game.rules import make_rules  # noqa: E402
@@ -60,15 +59,7 @@ def main() -> None:
     args = p.parse_args()
     rules = make_rules("put", **OPTIONS)
     quiet = lambda msg: None  # noqa: E731
-    tree = build_tree(rules)
-    solver = PublicTreeSolver(tree)
-    solver.iterate(300)
-    tmp = tempfile.mkdtemp(prefix="approx-put-")
-    path = str(Path(tmp) / "cfr.npz")
-    header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key, "dealer": 0,
-              "score": [0, 0], "abstraction": tree.abstraction.kind, "algorithm": solver.algorithm,
-              "iterations": solver.iteration, "exploitability": solver.exploitability()}
-    save_strategy(path, header, {"main": StrategyTable.from_solver(tree, solver, solver.average_strategy())})
+    path, _ = solved_table(rules, tempfile.mkdtemp(prefix="approx-put-"), 300)
     rows = []
     for spec in ("random", "heuristic:honest", "heuristic:cautious", f"cfr:{path}"):
         if spec.startswith("heuristic:"):

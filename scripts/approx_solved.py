@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.cfr.solver import PublicTreeSolver  # noqa: E402
-from agents.cfr.strategy import StrategyTable, save_strategy  # noqa: E402
+from agents.cfr.strategy import save_average  # noqa: E402
 from agents.cfr.tree import build_tree  # noqa: E402
 from train.eval import approx_br  # noqa: E402
 from truc_env.errors import TrucError  # noqa: E402
@@ -52,13 +52,8 @@ def solved_table(rules, folder: str, iterations: int = CFR_ITERATIONS) -> tuple[
     tree = build_tree(rules)
     solver = PublicTreeSolver(tree)
     solver.iterate(iterations)
-    exact = solver.exploitability(solver.average_strategy())
     path = str(Path(folder) / "cfr.npz")
-    header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key, "dealer": 0,
-              "score": [0, 0], "abstraction": tree.abstraction.kind, "algorithm": solver.algorithm,
-              "iterations": solver.iteration, "exploitability": exact}
-    save_strategy(path, header, {"main": StrategyTable.from_solver(tree, solver, solver.average_strategy())})
-    return path, float(exact)
+    return path, save_average(path, tree, solver)
 
 
 def judged(br_spec: str, spec: str, rules) -> dict:

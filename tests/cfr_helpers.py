@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.cfr.strategy import StrategyTable, save_strategy
+from agents.cfr.strategy import save_average
 from agents.cfr.tree import CHILD, NATURE, PLAY, branch_label
 from truc_env.game.engine import sample_chance
 
@@ -45,13 +45,8 @@ def walk_hand(tree, state, rng, card_class=None, on_node=None) -> int:
 
 def save_solved(tmp_path, tree, solver, name="s.npz") -> str:
     """The solver's average strategy as a strategy file (one part, ``main``); returns its path."""
-    rules = tree.rules
     path = str(tmp_path / name)
-    header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key,
-              "dealer": tree.dealer, "score": list(tree.score), "abstraction": tree.abstraction.kind,
-              "algorithm": solver.algorithm, "iterations": solver.iteration,
-              "exploitability": solver.exploitability()}
-    save_strategy(path, header, {"main": StrategyTable.from_solver(tree, solver, solver.average_strategy())})
+    save_average(path, tree, solver)
     return path
 
 
@@ -64,7 +59,8 @@ def solved_strategy(tmp_path, rules, iterations: int) -> tuple[str, float]:
     tree = build_tree(rules)
     solver = PublicTreeSolver(tree)
     solver.iterate(iterations)
-    return save_solved(tmp_path, tree, solver), solver.exploitability(solver.average_strategy())
+    path = str(tmp_path / "s.npz")
+    return path, save_average(path, tree, solver)
 
 
 def openspiel_policy(game, probs_of):
