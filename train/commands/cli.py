@@ -185,7 +185,7 @@ def check_exploitability(args) -> None:
                                    ("--abstraction", args.abstraction != "strength"),
                                    ("--first-hands", args.first_hands != 4), ("--dealer", args.dealer != 0),
                                    ("--br-set", bool(args.br_set)), ("--br-dir", args.br_dir is not None),
-                                   ("--br-play", args.br_play != "sample"),
+                                   ("--br-play", args.br_play != "sample"), ("--response", args.response is not None),
                                    ("--backend", args.backend is not None)) if on]
         if lbr_off:
             raise TrucError(f"{', '.join(lbr_off)}: not settings of --lbr (it plays the real game from seat 0 "
@@ -205,7 +205,8 @@ def check_exploitability(args) -> None:
                                             ("--check-hands", args.check_hands > 0),
                                             ("--abstraction", args.abstraction != "strength"),
                                             ("--viras", args.viras != "all"), ("--first-hands", args.first_hands != 4),
-                                            ("--relabellings", args.relabellings != "suits")) if on]
+                                            ("--relabellings", args.relabellings != "suits"),
+                                            ("--response", args.response is not None)) if on]
         if exact_only:
             raise TrucError(f"{', '.join(exact_only)}: settings of the exact measurement, which --approx does not "
                             "take (it plays the real game; its settings are --br-steps, --eval-deals, --br-set, --br-dir, --br-play)")
@@ -226,6 +227,19 @@ def check_exploitability(args) -> None:
                         "players (--approx measures any game)")
     if args.relabellings != "suits" and not args.as_played:
         raise TrucError("--relabellings goes with --as-played")
+    if args.response is not None:
+        off = [f for f, on in (("--as-played", args.as_played), ("--real-redeal", args.real_redeal),
+                               ("--suits", args.suits != 1), ("--check-hands", args.check_hands > 0),
+                               ("--viras", args.viras != "all")) if on]
+        if off:
+            raise TrucError(f"{', '.join(off)}: not settings of --response (it measures the response on the policy's "
+                            "table of one canonical suit assignment)")
+        if rules.vira:
+            raise TrucError(f"{args.variant}: --response takes rules without a vira (one public tree per hand)")
+        from agents import make_agent
+        from train.eval.exploitability import probability_function
+
+        probability_function(make_agent(args.response, rules, seed=args.seed))  # a spec for these rules, with a policy
     if args.as_played:
         if args.suits != 1 or args.real_redeal or args.abstraction != "strength":
             raise TrucError("--as-played measures every suit relabelling on the strength abstraction; drop --suits, "
@@ -405,6 +419,8 @@ def cmd_exploitability(args) -> None:
 
     if args.as_played:
         return cmd_as_played(args)
+    if args.response is not None:
+        return cmd_response(args)
 
     from agents import make_agent
     from train.eval.exploitability import default_cache_dir, policy_exploitability, projection_error
@@ -457,6 +473,44 @@ def cmd_exploitability(args) -> None:
                 print(f"  projection ({part}): total variation mean {s['mean']:.4f}, p90 {s['p90']:.4f}, "
                       f"max {s['max']:.4f} over {s['decisions']} decisions")
     print(f"  {result['seconds']:.0f}s wall, {result['cpu_seconds']:.0f}s CPU")
+    announce_growth(cache_dir, cached_before)
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with atomic_open(args.out, "w") as f:
+            json.dump(result, f, indent=2)
+        print(f"  written to {args.out}")
+
+
+def cmd_response(args) -> None:
+    import os
+
+    from agents import make_agent
+    from train.commands.cache_cli import announce_growth, cache_bytes
+    from train.eval.exploitability import default_cache_dir
+    from train.eval.response_value import response_value
+    from truc_env.game.rules import make_rules
+    from truc_env.io.atomic import atomic_open
+
+    rules = make_rules(args.variant, **parse_options(args.options))
+    agent = make_agent(args.agent, rules, seed=args.seed)
+    response = make_agent(args.response, rules, seed=args.seed)
+    cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    cached_before = cache_bytes(cache_dir) if cache_dir else 0
+    result = response_value(agent, response, rules, dealer=args.dealer, abstraction=args.abstraction,
+                            first_hands=args.first_hands, seed=args.seed, cache_dir=cache_dir,
+                            log=(lambda msg: None) if args.quiet else None)
+    result.update(agent=args.agent, response=args.response)
+    d = args.dealer
+    print(f"{args.agent} on {rules.variant} (one hand from 0-0, seat {d} deals):")
+    print(f"  exploitability {result['exploitability']:.4f} points per hand (best responses {result['br0']:+.4f} / "
+          f"{result['br1']:+.4f})")
+    share = f", {100 * result['recovered']:.1f}% of it" if result["recovered"] is not None else ""
+    print(f"  {args.response}: {result['response0']:+.4f} as seat 0, {result['response1']:+.4f} as seat 1: "
+          f"{result['response_value']:.4f} points per hand{share}")
+    print("  what its choices alone cost a best response, by kind of decision:")
+    for q, seat in enumerate(result["seats"]):
+        print(f"    seat {q}: gap {seat['gap']:.4f} = " + ", ".join(f"{k} {v:.4f}" for k, v in seat["loss"].items()))
+    print(f"  {result['cpu_seconds']:.0f}s CPU")
     announce_growth(cache_dir, cached_before)
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
@@ -613,6 +667,10 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--relabellings", type=flags.word_or_integer("suits", 1, 10**4), default="suits",
                     help="--as-played: 'suits' (every suit relabelling, 24 in Le Truc) or k (the identity and k-1 "
                     "random relabellings within every rank, the suits of real deals)")
+    ex.add_argument("--response", metavar="SPEC",
+                    help="also measure SPEC (net:, table:, greedy:net:, random), e.g. a learned best response, exactly "
+                    "against the agent at each seat, and what its choices cost a best response by kind of decision "
+                    "(docs/approx_exploitability.md)")
     ex.add_argument("--approx", action="store_true",
                     help="a lower bound for any variant and agent spec: a best response learned by PPO, measured on "
                     "fresh duplicate deals (docs/approx_exploitability.md)")

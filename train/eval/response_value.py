@@ -1,0 +1,153 @@
+"""The exact value of a given response to a policy, beside the exact best response (heads-up, public tree).
+
+A learned best response (``truc exploitability --approx``) is judged on sampled deals, so its figure mixes two
+errors: how far the response is from a best response, and the deals' noise. Where the public tree fits, this
+module removes the second: it tabulates the response as :mod:`train.eval.exploitability` tabulates any policy
+(the same projection: one canonical suit assignment on the strength abstraction; the hand after a redeal
+played by each seat's table averaged over first hands drawn with that seat's own odds of reaching it) and
+evaluates it exactly against the policy's table, at each seat.
+
+**Where it falls short.** For each seat, the exact best response (a pure table) with the response's choices
+put in at one kind of decision only, the rest still best play: what those choices alone cost. The kinds are
+the response's turns (a card to play, with any raise it may call), its answers to a call (accept, raise,
+fold), its decision on a redeal, and the hand after an accepted redeal (played by the response's table
+instead of the best response's). The parts overlap (a worse choice at one kind changes what the others are
+worth), so they need not add up to the whole gap; the remainder is reported as ``interaction``.
+
+``greedy:SPEC`` is tabulated as SPEC made greedy on the table: at each information set all of the
+probability on its most probable class of action (the first of equals). The agent ``greedy:`` plays the most
+probable single card, so where two cards of one class together outweigh a card of another class the two
+differ; for a response near a deterministic policy that is rare.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.cfr.descent import best_response_choice
+from agents.cfr.policy_tree import best_response_values
+from agents.cfr.tree import PLAY, REDEAL
+from truc_env.errors import TrucError
+from truc_env.game.actions import layout_of
+from truc_env.game.rules import Rules
+
+KINDS = ("turn", "answer", "redeal", "after the redeal")
+
+
+def greedy_table(solver, table: np.ndarray) -> np.ndarray:
+    """``table`` with each information set's probability all on its most probable slot (the first of equals)."""
+    starts = solver.iset_start[:-1]
+    counts = np.diff(solver.iset_start)
+    iset_of_slot = np.repeat(np.arange(len(starts)), counts)
+    best = np.maximum.reduceat(table, starts)
+    at_best = np.flatnonzero(table >= best[iset_of_slot])
+    first = at_best[np.r_[True, iset_of_slot[at_best][1:] != iset_of_slot[at_best][:-1]]]
+    out = np.zeros_like(table, dtype=np.float64)
+    out[first] = 1.0
+    return out
+
+
+def node_kinds(tree) -> np.ndarray:
+    """Each public node's kind of decision: 0 a turn (card plays, with any call open), 1 an answer to a call
+    (accept, refuse, raise, fold: no card to play), 2 a redeal decision (propose one, or answer it);
+    -1 at chance nodes."""
+    L = layout_of(tree.rules)
+    n_edges = np.diff(tree.act_start)
+    node_of_edge = np.repeat(np.arange(tree.n_nodes), n_edges)
+    label = tree.label[:len(node_of_edge)]
+    redeal = (tree.kind[:len(node_of_edge)] == REDEAL) | ((label == L.REDEAL) & (L.REDEAL >= 0))
+    play = label >= PLAY
+    has_redeal = np.bincount(node_of_edge, weights=redeal, minlength=tree.n_nodes) > 0
+    has_play = np.bincount(node_of_edge, weights=play, minlength=tree.n_nodes) > 0
+    kinds = np.where(has_redeal, 2, np.where(has_play, 0, 1))
+    return np.where(np.isin(tree.actor, (0, 1)), kinds, -1)
+
+
+def _slot_nodes(solver, tree) -> np.ndarray:
+    iset_of_slot = np.repeat(np.arange(solver.n_infosets), np.diff(solver.iset_start))
+    node_of_iset = np.repeat(np.arange(tree.n_nodes), np.diff(solver.iset_off))
+    return node_of_iset[iset_of_slot]
+
+
+def _seat_value(solver, sigma: np.ndarray, seat_of_slot: np.ndarray, seat: int, table: np.ndarray,
+                redeal: float) -> float:
+    """``seat``'s points when it plays ``table`` and the other seat ``sigma``; an accepted redeal is worth
+    ``redeal`` to ``seat``."""
+    profile = np.where(seat_of_slot == seat, table, sigma)
+    sign = 1.0 if seat == 0 else -1.0  # the kernels read seat 0's points
+    solver.forward(0, profile)
+    solver.forward(1, profile)
+    solver.redeal_value = sign * float(redeal)
+    return sign * float(solver.backward(0, profile))
+
+
+def _pure_best_response(tree, solver, sigma: np.ndarray, seat: int, redeal_br: float) -> np.ndarray:
+    """``seat``'s pure best response to ``sigma`` (its slots; the other seat's are 0); ``redeal_br``: its own
+    value of an accepted redeal."""
+    s, t = solver, tree
+    redeal0 = redeal_br if seat == 0 else -redeal_br  # the kernels read seat 0's points
+    s.forward(0, sigma)
+    s.forward(1, sigma)
+    s.redeal_value = float(redeal0)
+    s.backward(seat, sigma, best_response=True)
+    out = np.zeros(s.n_slots)
+    best_response_choice(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.util, t.trans, t.hs_off, t.hs_hands,
+                         t.tr_off, t.tr_pos, t.W, s.iset_off, s.iset_start, s.slot_k, s.roff, s.voff, s.reach, s.values,
+                         float(redeal0), out, 0.0)
+    return out
+
+
+def response_value(agent, response, rules: Rules, dealer: int = 0, abstraction: str = "strength",
+                   first_hands: int = 4, seed: int = 0, cache_dir: str | None = None, log=None) -> dict:
+    """The exact value of ``response`` against ``agent`` at each seat, beside ``agent``'s exact exploitability,
+    and where the response falls short of the best response (module docstring). Points per hand."""
+    from agents.players.greedy import GreedyAgent
+    from train.eval.exploitability import first_hand_samples, policy_exploitability, probability_function, tabulate_part
+
+    if rules.vira:
+        raise TrucError(f"{rules.variant}: --response takes rules without a vira (one public tree per hand)")
+    greedy = isinstance(response, GreedyAgent)
+    inner = response.inner if greedy else response
+    fn = probability_function(inner)
+    found: dict = {}
+
+    def tabulate(part, tree, solver, samples):
+        table = tabulate_part(tree, solver, inner, fn, rules, samples, 1, seed, False, cache_dir, part)
+        return greedy_table(solver, table) if greedy else table
+
+    def on_table(part, tree, solver, sigma, step):
+        seat_of_slot = tree.actor[_slot_nodes(solver, tree)]
+        if part == "cont":
+            samples = first_hand_samples(rules, tree.abstraction, probability_function(response), dealer, (0, 0),
+                                         first_hands, seed)[0]
+            mine = tabulate(part, tree, solver, samples)
+            ev = best_response_values(solver, sigma)
+            found["cont"] = {"br": (ev["br0"], ev["br1"]),
+                             "response": tuple(_seat_value(solver, sigma, seat_of_slot, q, mine, 0.0) for q in (0, 1))}
+            return
+        mine = tabulate(part, tree, solver, None)
+        cont = found.get("cont", {"br": (0.0, 0.0), "response": (0.0, 0.0)})
+        kind_of_slot = node_kinds(tree)[_slot_nodes(solver, tree)]
+        seats = []
+        for q in (0, 1):
+            br_cont, my_cont = cont["br"][q], cont["response"][q]
+            best = _pure_best_response(tree, solver, sigma, q, br_cont)
+            br = _seat_value(solver, sigma, seat_of_slot, q, best, br_cont)
+            got = _seat_value(solver, sigma, seat_of_slot, q, mine, my_cont)
+            loss = {name: br - _seat_value(solver, sigma, seat_of_slot, q, np.where(kind_of_slot == k, mine, best),
+                                           br_cont)
+                    for k, name in enumerate(KINDS[:3])}
+            loss["after the redeal"] = br - _seat_value(solver, sigma, seat_of_slot, q, best, my_cont)
+            loss["interaction"] = (br - got) - sum(loss.values())
+            seats.append({"best_response": br, "response": got, "gap": br - got, "loss": loss})
+        found["main"] = seats
+
+    out = policy_exploitability(agent, rules, dealer=dealer, abstraction=abstraction, first_hands=first_hands,
+                                seed=seed, log=log, cache_dir=cache_dir, on_table=on_table)
+    seats = found["main"]
+    value = (seats[0]["response"] + seats[1]["response"]) / 2
+    return {"variant": rules.variant, "options": dict(rules.options), "dealer": dealer, "abstraction": abstraction,
+            "exploitability": out["exploitability"], "br0": out["br0"], "br1": out["br1"],
+            "response_value": value, "response0": seats[0]["response"], "response1": seats[1]["response"],
+            "recovered": value / out["exploitability"] if out["exploitability"] > 0 else None,
+            "seats": seats, "cpu_seconds": out["cpu_seconds"], "first_hands": first_hands, "seed": seed}
