@@ -405,8 +405,20 @@ def cmd_analyze_style(args) -> None:
     run_cli(args)
 
 
-def cmd_exploitability(args) -> None:
+def write_result(path: str | None, result: dict) -> None:
+    """The measurement as JSON at ``path`` (atomically; nothing when ``path`` is None)."""
     import os
+
+    from truc_env.io.atomic import atomic_open
+
+    if path:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with atomic_open(path, "w") as f:
+            json.dump(result, f, indent=2)
+        print(f"  written to {path}")
+
+
+def cmd_exploitability(args) -> None:
 
     if args.approx:
         from train.eval.approx_br import cmd_approx
@@ -425,7 +437,6 @@ def cmd_exploitability(args) -> None:
     from agents import make_agent
     from train.eval.exploitability import default_cache_dir, policy_exploitability, projection_error
     from truc_env.game.rules import make_rules
-    from truc_env.io.atomic import atomic_open
 
     options = parse_options(args.options)
     rules = make_rules(args.variant, **options)
@@ -474,22 +485,16 @@ def cmd_exploitability(args) -> None:
                       f"max {s['max']:.4f} over {s['decisions']} decisions")
     print(f"  {result['seconds']:.0f}s wall, {result['cpu_seconds']:.0f}s CPU")
     announce_growth(cache_dir, cached_before)
-    if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with atomic_open(args.out, "w") as f:
-            json.dump(result, f, indent=2)
-        print(f"  written to {args.out}")
+    write_result(args.out, result)
 
 
 def cmd_response(args) -> None:
-    import os
 
     from agents import make_agent
     from train.commands.cache_cli import announce_growth, cache_bytes
     from train.eval.exploitability import default_cache_dir
     from train.eval.response_value import response_value
     from truc_env.game.rules import make_rules
-    from truc_env.io.atomic import atomic_open
 
     rules = make_rules(args.variant, **parse_options(args.options))
     agent = make_agent(args.agent, rules, seed=args.seed)
@@ -512,21 +517,15 @@ def cmd_response(args) -> None:
         print(f"    seat {q}: gap {seat['gap']:.4f} = " + ", ".join(f"{k} {v:.4f}" for k, v in seat["loss"].items()))
     print(f"  {result['cpu_seconds']:.0f}s CPU")
     announce_growth(cache_dir, cached_before)
-    if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with atomic_open(args.out, "w") as f:
-            json.dump(result, f, indent=2)
-        print(f"  written to {args.out}")
+    write_result(args.out, result)
 
 
 def cmd_as_played(args) -> None:
-    import os
 
     from agents import make_agent
     from train.eval.as_played import as_played_exploitability
     from train.eval.exploitability import default_cache_dir
     from truc_env.game.rules import make_rules
-    from truc_env.io.atomic import atomic_open
 
     rules = make_rules(args.variant, **parse_options(args.options))
     agent = make_agent(args.agent, rules, seed=args.seed)
@@ -551,11 +550,7 @@ def cmd_as_played(args) -> None:
                   f"{s['raw_vs_averaged']['p90']:.4f}, relabellings vs averaged "
                   f"{s['relabellings_vs_averaged']['mean']:.4f} / {s['relabellings_vs_averaged']['p90']:.4f}")
     print(f"  {result['seconds']:.0f}s wall, {result['cpu_seconds']:.0f}s CPU")
-    if args.out:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with atomic_open(args.out, "w") as f:
-            json.dump(result, f, indent=2)
-        print(f"  written to {args.out}")
+    write_result(args.out, result)
 
 
 def check_leaderboard(args) -> None:
