@@ -68,7 +68,10 @@ def test_with_the_redeal_each_seat_is_valued_with_its_own_hand_after_the_redeal(
     assert out["response_value"] == pytest.approx(0.0, abs=1e-6)
     for q, seat in enumerate(out["seats"]):
         assert seat["best_response"] == pytest.approx(out[f"br{q}"], abs=1e-6)
-        assert seat["loss"]["redeal"] > 0.05 and seat["loss"]["after the redeal"] > 0.05  # random redeals and plays on
+        assert seat["loss"]["after the redeal"] > 0.05  # random plays the hand after a redeal at random
+    dealer, first = (seat["loss"] for seat in out["seats"])  # seat 0 deals
+    assert dealer["opening"] == 0.0 and first["redeal answer"] == 0.0  # decisions the seat never makes
+    assert first["opening"] > 0.05 and dealer["redeal answer"] > 0.05
 
 
 def test_the_arena_measures_a_suit_blind_response_at_its_exact_value(tmp_path):

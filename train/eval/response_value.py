@@ -9,9 +9,9 @@ evaluates it exactly against the policy's table, at each seat.
 
 **Where it falls short.** For each seat, the exact best response (a pure table) with the response's choices
 put in at one kind of decision only, the rest still best play: what those choices alone cost. The kinds are
-the response's turns (a card to play, with any raise it may call), its answers to a call (accept, raise,
-fold), its decision on a redeal, and the hand after an accepted redeal (played by the response's table
-instead of the best response's). The parts overlap (a worse choice at one kind changes what the others are
+the hand's first decision (the first player's lead, or a call, or proposing the redeal), the later turns (a card
+to play, or a call instead), the answers to a call (accept, raise, fold), the answer to a proposed redeal, and
+the hand after an accepted redeal (played by the response's table instead of the best response's). The parts overlap (a worse choice at one kind changes what the others are
 worth), so they need not add up to the whole gap; the remainder is reported as ``interaction``.
 
 ``greedy:SPEC`` is tabulated as SPEC made greedy on the table: at each information set all of the
@@ -31,7 +31,7 @@ from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
 from truc_env.game.rules import Rules
 
-KINDS = ("turn", "answer", "redeal", "after the redeal")
+KINDS = ("opening", "turn", "answer", "redeal answer", "after the redeal")
 
 
 def greedy_table(solver, table: np.ndarray) -> np.ndarray:
@@ -48,18 +48,17 @@ def greedy_table(solver, table: np.ndarray) -> np.ndarray:
 
 
 def node_kinds(tree) -> np.ndarray:
-    """Each public node's kind of decision: 0 a turn (card plays, with any call open), 1 an answer to a call
-    (accept, refuse, raise, fold: no card to play), 2 a redeal decision (propose one, or answer it);
-    -1 at chance nodes."""
+    """Each public node's kind of decision, an index into :data:`KINDS`: 0 the hand's first decision (the first
+    player's lead, or a call, or the redeal), 1 a later turn (a card to play, or a call instead), 2 an answer to a
+    call (no card to play), 3 an answer to a proposed redeal; -1 at chance nodes."""
     L = layout_of(tree.rules)
-    n_edges = np.diff(tree.act_start)
-    node_of_edge = np.repeat(np.arange(tree.n_nodes), n_edges)
+    node_of_edge = np.repeat(np.arange(tree.n_nodes), np.diff(tree.act_start))
     label = tree.label[:len(node_of_edge)]
     redeal = (tree.kind[:len(node_of_edge)] == REDEAL) | ((label == L.REDEAL) & (L.REDEAL >= 0))
-    play = label >= PLAY
     has_redeal = np.bincount(node_of_edge, weights=redeal, minlength=tree.n_nodes) > 0
-    has_play = np.bincount(node_of_edge, weights=play, minlength=tree.n_nodes) > 0
-    kinds = np.where(has_redeal, 2, np.where(has_play, 0, 1))
+    has_play = np.bincount(node_of_edge, weights=label >= PLAY, minlength=tree.n_nodes) > 0
+    kinds = np.where(has_play, 1, np.where(has_redeal, 3, 2))
+    kinds[0] = 0
     return np.where(np.isin(tree.actor, (0, 1)), kinds, -1)
 
 
@@ -136,7 +135,7 @@ def response_value(agent, response, rules: Rules, dealer: int = 0, abstraction: 
             got = _seat_value(solver, sigma, seat_of_slot, q, mine, my_cont)
             loss = {name: br - _seat_value(solver, sigma, seat_of_slot, q, np.where(kind_of_slot == k, mine, best),
                                            br_cont)
-                    for k, name in enumerate(KINDS[:3])}
+                    for k, name in enumerate(KINDS[:4])}
             loss["after the redeal"] = br - _seat_value(solver, sigma, seat_of_slot, q, best, my_cont)
             loss["interaction"] = (br - got) - sum(loss.values())
             seats.append({"best_response": br, "response": got, "gap": br - got, "loss": loss})
