@@ -509,7 +509,7 @@ def cmd_response(args) -> None:
     print(f"{args.agent} on {rules.variant} (one hand from 0-0, seat {d} deals):")
     print(f"  exploitability {result['exploitability']:.4f} points per hand (best responses {result['br0']:+.4f} / "
           f"{result['br1']:+.4f})")
-    share = f", {100 * result['recovered']:.1f}% of it" if result["recovered"] is not None else ""
+    share = f", {100 * result['recovered']:.1f}% of it" if result["response_value"] > 0 and result["recovered"] else ""
     print(f"  {args.response}: {result['response0']:+.4f} as seat 0, {result['response1']:+.4f} as seat 1: "
           f"{result['response_value']:.4f} points per hand{share}")
     print("  what its choices alone cost a best response, by kind of decision:")
