@@ -13,7 +13,7 @@ from agents.cfr.strategy import StrategyTable, save_strategy
 from train.algos.psro import TableGame
 from train.eval import approx_br
 from train.eval import exploitability as ex
-from train.eval.response_value import KINDS, greedy_table, response_value
+from train.eval.response_value import KINDS, cards_played, greedy_table, node_kinds, response_value
 from truc_env import make_rules
 
 SMALL = {"ranks": 4, "hand_size": 2, "max_raises": 2, "redeal": False}
@@ -71,6 +71,7 @@ def test_with_the_redeal_each_seat_is_valued_with_its_own_hand_after_the_redeal(
         assert seat["loss"]["after the redeal"] > 0.05  # random plays the hand after a redeal at random
     dealer, first = (seat["loss"] for seat in out["seats"])  # seat 0 deals
     assert dealer["opening"] == 0.0 and first["redeal answer"] == 0.0  # decisions the seat never makes
+    assert all(seat["loss"][k] > 0.05 for seat in out["seats"] for k in ("trick 1", "trick 2"))
     assert first["opening"] > 0.05 and dealer["redeal answer"] > 0.05
 
 
@@ -102,6 +103,22 @@ def test_the_cli_prints_and_writes_the_response_and_its_gap(tmp_path, capsys):
     assert "random: +0.0" in text and "seat 0: gap" in text
     res = json.loads(out.read_text())
     assert res["response_value"] == pytest.approx(0.0, abs=1e-6) and res["response"] == "random"
+
+
+def test_each_node_counts_the_cards_played_on_its_path_and_its_trick():
+    from agents.cfr.policy_tree import node_path, parents_of
+    from agents.cfr.tree import PLAY, build_tree
+
+    tree = build_tree(make_rules("le_truc", **{**SMALL, "hand_size": 3}))
+    parents = parents_of(tree)
+    want = [sum(label >= PLAY for _, label in node_path(tree, n, parents)) for n in range(tree.n_nodes)]
+    got = cards_played(tree)
+    assert got.tolist() == want and got.max() == 5
+    kinds = node_kinds(tree)
+    decisions = np.isin(tree.actor, (0, 1))
+    assert kinds[0] == 0 and set(kinds[decisions][1:].tolist()) == {1, 2, 3, 4}  # no redeal in these rules
+    turns = decisions & (kinds >= 1) & (kinds <= 3)
+    assert (kinds[turns] == 1 + np.minimum(got[turns] // 2, 2)).all()
 
 
 @pytest.mark.parametrize("argv, match", [

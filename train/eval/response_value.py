@@ -9,8 +9,8 @@ evaluates it exactly against the policy's table, at each seat.
 
 **Where it falls short.** For each seat, the exact best response (a pure table) with the response's choices
 put in at one kind of decision only, the rest still best play: what those choices alone cost. The kinds are
-the hand's first decision (the first player's lead, or a call, or proposing the redeal), the later turns (a card
-to play, or a call instead), the answers to a call (accept, raise, fold), the answer to a proposed redeal, and
+the hand's first decision (the first player's lead, or a call, or proposing the redeal), the later turns in each
+trick (a card to play, or a call instead), the answers to a call (accept, raise, fold), the answer to a proposed redeal, and
 the hand after an accepted redeal (played by the response's table instead of the best response's). The parts overlap (a worse choice at one kind changes what the others are
 worth), so they need not add up to the whole gap; the remainder is reported as ``interaction``.
 
@@ -26,12 +26,12 @@ import numpy as np
 
 from agents.cfr.descent import best_response_choice
 from agents.cfr.policy_tree import best_response_values
-from agents.cfr.tree import PLAY, REDEAL
+from agents.cfr.tree import CHILD, PLAY, REDEAL
 from truc_env.errors import TrucError
 from truc_env.game.actions import layout_of
 from truc_env.game.rules import Rules
 
-KINDS = ("opening", "turn", "answer", "redeal answer", "after the redeal")
+KINDS = ("opening", "trick 1", "trick 2", "trick 3", "answer", "redeal answer", "after the redeal")
 
 
 def greedy_table(solver, table: np.ndarray) -> np.ndarray:
@@ -47,17 +47,36 @@ def greedy_table(solver, table: np.ndarray) -> np.ndarray:
     return out
 
 
+def cards_played(tree) -> np.ndarray:
+    """The cards played before each public node (by pointer jumping: each node's sum of card plays on its path
+    from the root, in log2(depth) vectorized passes)."""
+    n_edges = int(tree.act_start[-1])
+    parent = np.repeat(np.arange(tree.n_nodes), np.diff(tree.act_start))
+    inner = tree.kind[:n_edges] == CHILD
+    up = np.full(tree.n_nodes, -1, dtype=np.int64)
+    step = np.zeros(tree.n_nodes, dtype=np.int64)
+    up[tree.child[:n_edges][inner]] = parent[inner]
+    step[tree.child[:n_edges][inner]] = tree.label[:n_edges][inner] >= PLAY
+    while (up >= 0).any():
+        has = np.flatnonzero(up >= 0)
+        step[has] += step[up[has]]  # the right side is read whole before the write: one simultaneous jump
+        up[has] = up[up[has]]
+    return step
+
+
 def node_kinds(tree) -> np.ndarray:
     """Each public node's kind of decision, an index into :data:`KINDS`: 0 the hand's first decision (the first
-    player's lead, or a call, or the redeal), 1 a later turn (a card to play, or a call instead), 2 an answer to a
-    call (no card to play), 3 an answer to a proposed redeal; -1 at chance nodes."""
+    player's lead, or a call, or the redeal); 1, 2, 3 a later turn (a card to play, or a call instead) in the
+    first, second or third trick; 4 an answer to a call (no card to play); 5 an answer to a proposed redeal;
+    -1 at chance nodes."""
     L = layout_of(tree.rules)
     node_of_edge = np.repeat(np.arange(tree.n_nodes), np.diff(tree.act_start))
     label = tree.label[:len(node_of_edge)]
     redeal = (tree.kind[:len(node_of_edge)] == REDEAL) | ((label == L.REDEAL) & (L.REDEAL >= 0))
     has_redeal = np.bincount(node_of_edge, weights=redeal, minlength=tree.n_nodes) > 0
     has_play = np.bincount(node_of_edge, weights=label >= PLAY, minlength=tree.n_nodes) > 0
-    kinds = np.where(has_play, 1, np.where(has_redeal, 3, 2))
+    trick = np.minimum(cards_played(tree) // 2, 2)
+    kinds = np.where(has_play, 1 + trick, np.where(has_redeal, 5, 4))
     kinds[0] = 0
     return np.where(np.isin(tree.actor, (0, 1)), kinds, -1)
 
@@ -135,7 +154,7 @@ def response_value(agent, response, rules: Rules, dealer: int = 0, abstraction: 
             got = _seat_value(solver, sigma, seat_of_slot, q, mine, my_cont)
             loss = {name: br - _seat_value(solver, sigma, seat_of_slot, q, np.where(kind_of_slot == k, mine, best),
                                            br_cont)
-                    for k, name in enumerate(KINDS[:4])}
+                    for k, name in enumerate(KINDS[:6])}
             loss["after the redeal"] = br - _seat_value(solver, sigma, seat_of_slot, q, best, my_cont)
             loss["interaction"] = (br - got) - sum(loss.values())
             seats.append({"best_response": br, "response": got, "gap": br - got, "loss": loss})
