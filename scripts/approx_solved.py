@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.cfr.solver import PublicTreeSolver  # noqa: E402
-from agents.cfr.strategy import save_average  # noqa: E402
+from agents.cfr.strategy import save_table  # noqa: E402
 from agents.cfr.tree import build_tree  # noqa: E402
 from train.eval import approx_br  # noqa: E402
 from truc_env.errors import TrucError  # noqa: E402
@@ -53,7 +53,7 @@ def solved_table(rules, folder: str, iterations: int = CFR_ITERATIONS) -> tuple[
     solver = PublicTreeSolver(tree)
     solver.iterate(iterations)
     path = str(Path(folder) / "cfr.npz")
-    return path, save_average(path, tree, solver)
+    return path, save_table(path, tree, solver)
 
 
 def judged(br_spec: str, spec: str, rules) -> dict:

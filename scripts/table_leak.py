@@ -34,7 +34,7 @@ from approx_solved import LEARNER, SHRUNK, solved_table  # noqa: E402
 
 from agents import make_agent  # noqa: E402
 from agents.cfr import agent as cfr_agent  # noqa: E402
-from agents.cfr.strategy import StrategyTable, load_strategy, save_strategy  # noqa: E402
+from agents.cfr.strategy import load_strategy, save_table  # noqa: E402
 from agents.cfr.tree import PLAY  # noqa: E402
 from train.algos.psro import TableGame  # noqa: E402
 from train.eval import approx_br  # noqa: E402
@@ -136,9 +136,8 @@ def main() -> None:
         out["learned_exact"] = {"side0": game.value(game.combine(mine, sigma)),
                                 "side1": -game.value(game.combine(sigma, mine))}
         both = game.best_response(sigma)[0]  # the exact best response at either seat (Put has no redeal)
-        header = dict(load_strategy(path, rules).header, exploitability=0.0)
         br_path = str(Path(tmp) / "exact_br.npz")
-        save_strategy(br_path, header, {"main": StrategyTable.from_solver(tree, solver, both)})
+        save_table(br_path, tree, solver, both)
         out["exact_br_in_arena"] = summary(approx_br.measure_value(f"cfr:{br_path}", table, rules, args.deals, seed=1))
         out["learned_vs_even"] = summary(approx_br.measure_value(learned, table, rules, args.deals, seed=1))
     print(json.dumps(out, indent=1))

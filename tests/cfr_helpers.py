@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.cfr.strategy import save_average
+from agents.cfr.strategy import save_table
 from agents.cfr.tree import CHILD, NATURE, PLAY, branch_label
 from truc_env.game.engine import sample_chance
 
@@ -46,7 +46,7 @@ def walk_hand(tree, state, rng, card_class=None, on_node=None) -> int:
 def save_solved(tmp_path, tree, solver, name="s.npz") -> str:
     """The solver's average strategy as a strategy file (one part, ``main``); returns its path."""
     path = str(tmp_path / name)
-    save_average(path, tree, solver)
+    save_table(path, tree, solver)
     return path
 
 
@@ -60,7 +60,7 @@ def solved_strategy(tmp_path, rules, iterations: int) -> tuple[str, float]:
     solver = PublicTreeSolver(tree)
     solver.iterate(iterations)
     path = str(tmp_path / "s.npz")
-    return path, save_average(path, tree, solver)
+    return path, save_table(path, tree, solver)
 
 
 def openspiel_policy(game, probs_of):

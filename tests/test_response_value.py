@@ -9,7 +9,7 @@ import pytest
 from cfr_helpers import solved_strategy
 
 from agents import make_agent
-from agents.cfr.strategy import StrategyTable, save_strategy
+from agents.cfr.strategy import save_table
 from train.algos.psro import TableGame
 from train.eval import approx_br
 from train.eval import exploitability as ex
@@ -27,9 +27,7 @@ def exact_best_response_file(tmp_path, rules, agent_spec: str) -> str:
     tree, solver, sigma, _ = res["parts"]["main"]
     both = TableGame(tree, solver).best_response(sigma)[0]
     path = str(tmp_path / "br.npz")
-    header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key, "dealer": 0,
-              "score": [0, 0], "abstraction": tree.abstraction.kind, "exploitability": 0.0}
-    save_strategy(path, header, {"main": StrategyTable.from_solver(tree, solver, both)})
+    save_table(path, tree, solver, both)
     return path
 
 

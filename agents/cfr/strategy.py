@@ -158,17 +158,17 @@ def save_strategy(path: str, header: dict, parts: dict) -> None:
         np.savez_compressed(f, **arrays)
 
 
-def save_average(path: str, tree: PublicTree, solver) -> float:
-    """Write ``solver``'s average strategy on ``tree`` as a one-part strategy file (``main``: a hand whose rules
-    have no redeal), its header naming the rules, the tree and the solve; returns the table's exact
-    exploitability (points per hand)."""
-    average = solver.average_strategy()
-    exact = float(solver.exploitability(average))
+def save_table(path: str, tree: PublicTree, solver, table: np.ndarray | None = None) -> float:
+    """Write ``table`` (one probability per solver slot; default: ``solver``'s average strategy) on ``tree`` as a
+    one-part strategy file (``main``: a hand whose rules have no redeal), its header naming the rules, the tree and
+    the solve; returns the table's exact exploitability (points per hand)."""
+    table = solver.average_strategy() if table is None else table
+    exact = float(solver.exploitability(table))
     rules = tree.rules
     header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key,
               "dealer": tree.dealer, "score": list(tree.score), "abstraction": tree.abstraction.kind,
               "algorithm": solver.algorithm, "iterations": solver.iteration, "exploitability": exact}
-    save_strategy(path, header, {"main": StrategyTable.from_solver(tree, solver, average)})
+    save_strategy(path, header, {"main": StrategyTable.from_solver(tree, solver, table)})
     return exact
 
 

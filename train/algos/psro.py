@@ -90,7 +90,7 @@ class TableGame:
         s = self.solver
         iset_of_slot = np.repeat(np.arange(s.n_infosets), np.diff(s.iset_start))
         node_of_iset = np.repeat(np.arange(tree.n_nodes), np.diff(s.iset_off))
-        node = node_of_iset[iset_of_slot]
+        self.node_of_slot = node = node_of_iset[iset_of_slot]
         self.seat_of_slot = tree.actor[node].astype(np.int64)
         hand = iset_of_slot - s.iset_off[node]
         self.reach_index = s.roff[node, self.seat_of_slot] + hand
@@ -104,10 +104,12 @@ class TableGame:
         """The table that plays seat 0 as ``seat0`` and seat 1 as ``seat1``."""
         return np.where(self.seat_of_slot == 0, seat0, seat1)
 
-    def value(self, sigma: np.ndarray) -> float:
-        """Seat 0's expected points when both seats follow ``sigma``."""
+    def value(self, sigma: np.ndarray, redeal_value: float = 0.0) -> float:
+        """Seat 0's expected points when both seats follow ``sigma``; an accepted redeal (a tree of rules with
+        the redeal) is worth ``redeal_value`` to seat 0."""
         self.solver.forward(0, sigma)
         self.solver.forward(1, sigma)
+        self.solver.redeal_value = float(redeal_value)
         return float(self.solver.backward(0, sigma))
 
     def exploitability(self, sigma: np.ndarray) -> dict:
@@ -116,18 +118,22 @@ class TableGame:
 
         return best_response_values(self.solver, sigma)
 
-    def best_response(self, sigma: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
-        """A pure table best-responding to ``sigma`` at each seat, and each seat's best-response value."""
+    def best_response(self, sigma: np.ndarray, redeal_br=(0.0, 0.0)) -> tuple[np.ndarray, tuple[float, float]]:
+        """A pure table best-responding to ``sigma`` at each seat, and each seat's best-response value; an
+        accepted redeal is worth ``redeal_br[q]`` to a best-responding seat ``q`` (its value in the hand after it).
+        PSRO refuses rules with a redeal: there the default 0 is never read."""
         s, t = self.solver, self.tree
         out = np.zeros(s.n_slots)
         values = []
         for seat in (0, 1):
+            redeal0 = float(redeal_br[seat]) if seat == 0 else -float(redeal_br[seat])  # the kernels read seat 0's points
             s.forward(0, sigma)
             s.forward(1, sigma)
+            s.redeal_value = redeal0
             values.append(float(s.backward(seat, sigma, best_response=True)))
             best_response_choice(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.util, t.trans, t.hs_off,
                                  t.hs_hands, t.tr_off, t.tr_pos, t.W, s.iset_off, s.iset_start, s.slot_k, s.roff,
-                                 s.voff, s.reach, s.values, 0.0, out, 0.0)  # PSRO refuses rules with a redeal
+                                 s.voff, s.reach, s.values, redeal0, out, 0.0)
         return out, (values[0], values[1])
 
     def mix(self, tables: list[np.ndarray], weights0, weights1) -> np.ndarray:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.cfr.descent import best_response_choice
 from agents.cfr.policy_tree import best_response_values
 from agents.cfr.tree import CHILD, PLAY, REDEAL
 from truc_env.errors import TrucError
@@ -81,38 +80,11 @@ def node_kinds(tree) -> np.ndarray:
     return np.where(np.isin(tree.actor, (0, 1)), kinds, -1)
 
 
-def _slot_nodes(solver, tree) -> np.ndarray:
-    iset_of_slot = np.repeat(np.arange(solver.n_infosets), np.diff(solver.iset_start))
-    node_of_iset = np.repeat(np.arange(tree.n_nodes), np.diff(solver.iset_off))
-    return node_of_iset[iset_of_slot]
-
-
-def _seat_value(solver, sigma: np.ndarray, seat_of_slot: np.ndarray, seat: int, table: np.ndarray,
-                redeal: float) -> float:
+def _seat_value(game, sigma: np.ndarray, seat: int, table: np.ndarray, redeal: float) -> float:
     """``seat``'s points when it plays ``table`` and the other seat ``sigma``; an accepted redeal is worth
     ``redeal`` to ``seat``."""
-    profile = np.where(seat_of_slot == seat, table, sigma)
-    sign = 1.0 if seat == 0 else -1.0  # the kernels read seat 0's points
-    solver.forward(0, profile)
-    solver.forward(1, profile)
-    solver.redeal_value = sign * float(redeal)
-    return sign * float(solver.backward(0, profile))
-
-
-def _pure_best_response(tree, solver, sigma: np.ndarray, seat: int, redeal_br: float) -> np.ndarray:
-    """``seat``'s pure best response to ``sigma`` (its slots; the other seat's are 0); ``redeal_br``: its own
-    value of an accepted redeal."""
-    s, t = solver, tree
-    redeal0 = redeal_br if seat == 0 else -redeal_br  # the kernels read seat 0's points
-    s.forward(0, sigma)
-    s.forward(1, sigma)
-    s.redeal_value = float(redeal0)
-    s.backward(seat, sigma, best_response=True)
-    out = np.zeros(s.n_slots)
-    best_response_choice(seat, t.actor, t.hs, t.act_start, t.kind, t.child, t.util, t.trans, t.hs_off, t.hs_hands,
-                         t.tr_off, t.tr_pos, t.W, s.iset_off, s.iset_start, s.slot_k, s.roff, s.voff, s.reach, s.values,
-                         float(redeal0), out, 0.0)
-    return out
+    sign = 1.0 if seat == 0 else -1.0  # TableGame.value reads and gives seat 0's points
+    return sign * game.value(np.where(game.seat_of_slot == seat, table, sigma), sign * redeal)
 
 
 def response_value(agent, response, rules: Rules, dealer: int = 0, abstraction: str = "strength",
@@ -120,6 +92,7 @@ def response_value(agent, response, rules: Rules, dealer: int = 0, abstraction: 
     """The exact value of ``response`` against ``agent`` at each seat, beside ``agent``'s exact exploitability,
     and where the response falls short of the best response (module docstring). Points per hand."""
     from agents.players.greedy import GreedyAgent
+    from train.algos.psro import TableGame
     from train.eval.exploitability import first_hand_samples, policy_exploitability, probability_function, tabulate_part
 
     if rules.vira:
@@ -134,28 +107,27 @@ def response_value(agent, response, rules: Rules, dealer: int = 0, abstraction: 
         return greedy_table(solver, table) if greedy else table
 
     def on_table(part, tree, solver, sigma, step):
-        seat_of_slot = tree.actor[_slot_nodes(solver, tree)]
+        game = TableGame(tree, solver)
         if part == "cont":
             samples = first_hand_samples(rules, tree.abstraction, probability_function(response), dealer, (0, 0),
                                          first_hands, seed)[0]
             mine = tabulate(part, tree, solver, samples)
             ev = best_response_values(solver, sigma)
             found["cont"] = {"br": (ev["br0"], ev["br1"]),
-                             "response": tuple(_seat_value(solver, sigma, seat_of_slot, q, mine, 0.0) for q in (0, 1))}
+                             "response": tuple(_seat_value(game, sigma, q, mine, 0.0) for q in (0, 1))}
             return
         mine = tabulate(part, tree, solver, None)
         cont = found.get("cont", {"br": (0.0, 0.0), "response": (0.0, 0.0)})
-        kind_of_slot = node_kinds(tree)[_slot_nodes(solver, tree)]
+        kind_of_slot = node_kinds(tree)[game.node_of_slot]
+        best = game.best_response(sigma, cont["br"])[0]
         seats = []
         for q in (0, 1):
             br_cont, my_cont = cont["br"][q], cont["response"][q]
-            best = _pure_best_response(tree, solver, sigma, q, br_cont)
-            br = _seat_value(solver, sigma, seat_of_slot, q, best, br_cont)
-            got = _seat_value(solver, sigma, seat_of_slot, q, mine, my_cont)
-            loss = {name: br - _seat_value(solver, sigma, seat_of_slot, q, np.where(kind_of_slot == k, mine, best),
-                                           br_cont)
+            br = _seat_value(game, sigma, q, best, br_cont)
+            got = _seat_value(game, sigma, q, mine, my_cont)
+            loss = {name: br - _seat_value(game, sigma, q, np.where(kind_of_slot == k, mine, best), br_cont)
                     for k, name in enumerate(KINDS[:6])}
-            loss["after the redeal"] = br - _seat_value(solver, sigma, seat_of_slot, q, best, my_cont)
+            loss["after the redeal"] = br - _seat_value(game, sigma, q, best, my_cont)
             loss["interaction"] = (br - got) - sum(loss.values())
             seats.append({"best_response": br, "response": got, "gap": br - got, "loss": loss})
         found["main"] = seats
