@@ -152,19 +152,23 @@ PINNED = {"suit_reader_canonical": 4.404426129426129,
           "network": 4.1197585917978845}
 
 
-def test_an_exact_measurement_that_does_not_fit_is_refused_naming_the_memory_and_approx(monkeypatch, capsys):
+def test_an_exact_measurement_that_does_not_fit_is_refused_naming_the_memory_and_approx(monkeypatch, capsys, tmp_path):
     import truc_env.batch.vector
     from agents.players.random import RandomAgent
     from train.commands.cli import main
 
     rules = make_rules("le_truc", **SMALL)
-    tree = ex.cached_tree(rules)
+    tree = ex.cached_tree(rules, cache_dir=str(tmp_path))
+    ex.cached_tree(make_rules("le_truc", **{**SMALL, "redeal": False}), cache_dir=str(tmp_path))  # the redeal's hand
     need = ex.table_bytes(tree, 1, measure_only=True)["bytes"]  # a measuring solver: no regrets, sums, strategy
     slots = ex.table_bytes(tree, 1)["slots"]
     assert ex.table_bytes(tree, 1)["bytes"] - need == 3 * 4 * slots
-    assert 2**16 < need < 2**20  # the shrunk game's measuring solver and table: about 140 KiB
+    assert 2**16 < need < 2**20  # the shrunk game's measuring solver and table: about 110 KiB
     monkeypatch.setattr(truc_env.batch.vector, "available_memory", lambda: 2**16)
-    with pytest.raises(TrucError, match=f"needs about {need:,} bytes .* and 65,536 bytes of memory is available.*--approx"):
+    # the trees kept: the measurement itself is refused; a tree to build is refused before it is built
+    with pytest.raises(TrucError, match=r"needs about [\d,]+ bytes .* and 65,536 bytes of memory is available.*--approx"):
+        ex.policy_exploitability(RandomAgent(), rules, log=lambda m: None, cache_dir=str(tmp_path))
+    with pytest.raises(TrucError, match=r"public tree of this hand .* needs about [\d,]+ bytes to build, and 65,536 bytes"):
         ex.policy_exploitability(RandomAgent(), rules, log=lambda m: None)
     with pytest.raises(TrucError, match="--approx"):
         ap.as_played_exploitability(RandomAgent(), rules, hands=1, log=lambda m: None)

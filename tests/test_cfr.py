@@ -289,3 +289,36 @@ def test_unsupported_variants_are_refused_clearly():
         build_tree(make_rules("truco_argentino", players=2, flor=True))
     with pytest.raises(TrucError, match="more than two"):
         build_tree(make_rules("le_truc_4p"))
+
+
+def test_a_tree_that_does_not_fit_is_refused_before_it_is_built(monkeypatch):
+    import truc_env.batch.vector as vector
+
+    tree = build_tree(make_rules("le_truc", **SMALL))
+    monkeypatch.setattr(vector, "available_memory", lambda: 1000)
+    with pytest.raises(TrucError, match=r"public tree of this hand \(.* public nodes.*needs about [\d,]+ bytes to build, and 1,000 bytes.*--approx"):
+        build_tree(make_rules("le_truc", **SMALL))
+    monkeypatch.setattr(vector, "available_memory", lambda: 100 * 2**30)
+    assert build_tree(make_rules("le_truc", **SMALL)).n_nodes == tree.n_nodes
+
+
+def test_the_solver_keeps_no_seat_1_transitions_without_announcements():
+    tree = build_tree(make_rules("le_truc", **SMALL))
+    solver = PublicTreeSolver(tree, "cfr+")
+    assert tree.trans1 is None and solver.trans1.size == 0  # read at announcements only
+    full = PublicTreeSolver(tree, "cfr+")
+    full.trans1 = np.full(len(tree.trans), -1, dtype=np.int64)
+    solver.iterate(20)
+    full.iterate(20)
+    assert solver.exploitability() == full.exploitability()
+
+
+def test_solver_counts_are_the_same_counted_in_chunks_and_match_the_solver():
+    from train.algos.cfr import solver_counts
+
+    tree = build_tree(make_rules("le_truc", **SMALL))
+    whole = solver_counts(tree, chunk=tree.n_nodes)
+    assert solver_counts(tree, chunk=7) == whole
+    solver = PublicTreeSolver(tree, "cfr+", dtype="float32")
+    assert whole["slots"] == solver.n_slots and whole["isets"] == solver.n_infosets
+    assert whole["reach"] == len(solver.reach) and whole["values"] == len(solver.values)

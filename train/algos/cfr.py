@@ -34,6 +34,7 @@ import numpy as np
 
 from agents.cfr.mccfr import ALGORITHMS as MCCFR_ALGORITHMS
 from agents.cfr.solver import ALGORITHMS as EXACT_ALGORITHMS
+from agents.cfr.tree import NATURE
 from train import config
 from truc_env.errors import TrucError
 from truc_env.game.rules import make_rules
@@ -128,26 +129,32 @@ def load_config(path: str, overrides=()) -> CFRConfig:
     return config.load(CFRConfig, path, overrides)
 
 
-def solver_counts(tree, slot_bytes: int = 4) -> dict:
+def solver_counts(tree, slot_bytes: int = 4, chunk: int = 1 << 20) -> dict:
     """What ``PublicTreeSolver`` allocates on top of the tree, counted before it does (the layout, the
     regret / strategy-sum / policy slots, reach and values; edge-sized temporaries left out), with the
-    counts it comes from (``truc bench``'s tree sizes print them)."""
+    counts it comes from (``truc bench``'s tree sizes print them). The edges are counted ``chunk`` nodes at
+    a time: edge-sized temporaries of the whole tree (384 M edges on the 40-card Mineiro) took more memory
+    than the tree itself, so the check that a measurement fits was what did not fit."""
     sizes = np.diff(tree.hs_off).astype(np.int64)
     n = tree.n_nodes
-    E = int(tree.act_start[n])
     actor, hs = np.asarray(tree.actor[:n]), np.asarray(tree.hs[:n])
     q = np.minimum(actor, 1)
     own = np.where(actor <= 1, sizes[hs[np.arange(n), q]], 0)
     hits = np.concatenate([[0], np.cumsum(np.asarray(tree.tr_pos) >= 0)])
     can = hits[tree.tr_off[1:]] - hits[tree.tr_off[:-1]]  # per transition: the hands that can make the play
-    node = np.repeat(np.arange(n), np.diff(tree.act_start[:n + 1]))
-    trans, kind, child = tree.trans[:E], tree.kind[:E], tree.child[:E]
-    slots = int(np.where(trans < 0, own[node], can[np.maximum(trans, 0)] if len(can) else 0).sum())
-    move = kind == 0
-    reach = int(sizes[hs[0, 0]] + sizes[hs[0, 1]] + sizes[hs[child[move], q[node[move]]]].sum())
+    slots = moves = 0
+    for a in range(0, n, chunk):
+        b = min(n, a + chunk)
+        e0, e1 = int(tree.act_start[a]), int(tree.act_start[b])
+        node = np.repeat(np.arange(a, b), np.diff(tree.act_start[a:b + 1]))
+        trans, kind, child = tree.trans[e0:e1], tree.kind[e0:e1], tree.child[e0:e1]
+        slots += int(np.where(trans < 0, own[node], can[np.maximum(trans, 0)] if len(can) else 0).sum())
+        move = kind == 0
+        moves += int(sizes[hs[child[move], q[node[move]]]].sum())
+    reach = int(sizes[hs[0, 0]] + sizes[hs[0, 1]] + moves)
     values = int(max(sizes[hs[:, 0]].sum(), sizes[hs[:, 1]].sum()))
     isets = int(own.sum())
-    trans1 = 0 if getattr(tree, "trans1", None) is not None else 8 * tree.n_actions
+    trans1 = 8 * tree.n_actions if getattr(tree, "trans1", None) is None and (actor == NATURE).any() else 0
     total = (8 * (n + 1) + 8 * (isets + 1) + slots + 16 * n + 16 * (n + 1) + 3 * slot_bytes * slots
              + 8 * reach + 8 * values + trans1)
     return {"isets": isets, "slots": slots, "reach": reach, "values": values, "bytes": int(total)}

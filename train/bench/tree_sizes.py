@@ -96,8 +96,7 @@ def main():
         gc.collect()
         print(f"  resident after dropping the Python memo: {rss_gb():.2f} GB")
         n_nodes, n_e = memo.sizes()
-        # tree arrays: 29 bytes per edge (+8 trans1), 17 per node (+24 while unfolding); a STUCK leaf per node at most
-        est = (29 * (n_e + n_nodes) + 41 * n_nodes) / 2**30
+        est = memo.tree_bytes() / 2**30
         print(f"  public nodes {n_nodes:,}, edges {n_e:,} (+ STUCK leaves); arrays about {est:.1f} GB "
               f"(+ {8 * (n_e + n_nodes) / 2**30:.1f} GB for trans1)")
         if est + rss_gb() > args.max_gb:

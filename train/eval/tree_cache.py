@@ -66,16 +66,24 @@ def cached_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = 
 
     The file's name is a digest of :func:`tree_cache_key`; its header repeats the key, so a file that
     was built for something else, or that does not read back, is refused with :class:`TrucError`.
+    A kept tree's arrays are mapped from its file (:func:`mapped_arrays`), also right after it is built
+    and written: its memory is the page cache's, which the solver beside it can take back.
     """
-
-    from agents.cfr.abstraction import make_abstraction
 
     if cache_dir is None:
         return build_tree(rules, dealer, score, abstraction, vira=vira)
     key = tree_cache_key(rules, dealer, score, abstraction, vira)
-    with read_or_lock(cache_dir, "tree", key, "public-tree cache file") as (path, arrays):
+    with read_or_lock(cache_dir, "tree", key, "public-tree cache file", mmap=True) as (path, arrays):
         if arrays is None:
-            return _build_and_keep(rules, dealer, score, abstraction, vira, key, path, log)
+            _build_and_keep(rules, dealer, score, abstraction, vira, key, path, log)
+            path, arrays = cache_read(cache_dir, "tree", key, "public-tree cache file", mmap=True)
+    return _tree_of(rules, dealer, score, abstraction, vira, path, arrays)
+
+
+def _tree_of(rules: Rules, dealer: int, score, abstraction: str, vira: int | None, path: str,
+             arrays: dict) -> PublicTree:
+    from agents.cfr.abstraction import make_abstraction
+
     header = arrays.pop("header")
     missing = [k for k in (*_TREE_ARRAYS, "hs_counts") if k not in arrays]
     if missing:
@@ -88,7 +96,7 @@ def cached_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = 
 
 
 def _build_and_keep(rules: Rules, dealer: int, score, abstraction: str, vira: int | None, key: dict, path: str,
-                    log=None) -> PublicTree:
+                    log=None) -> None:
     t0 = time.time()
     tree = build_tree(rules, dealer, score, abstraction, vira=vira)
     if log:
@@ -100,7 +108,6 @@ def _build_and_keep(rules: Rules, dealer: int, score, abstraction: str, vira: in
         if getattr(tree, k) is not None:
             arrays[k] = getattr(tree, k)
     cache_write(path, header, arrays)
-    return tree
 
 
 @contextlib.contextmanager
@@ -135,22 +142,59 @@ def build_lock(path: str | None):
 
 
 @contextlib.contextmanager
-def read_or_lock(cache_dir: str | None, prefix: str, key: dict, what: str):
+def read_or_lock(cache_dir: str | None, prefix: str, key: dict, what: str, mmap: bool = False):
     """``(path, arrays)`` as :func:`cache_read` gives them; where there is no file yet, with this process
     holding its :func:`build_lock` for the block, read again once the lock is held (another process may
     have written the file meanwhile): the block builds and writes it only where ``arrays`` is still None."""
-    path, arrays = cache_read(cache_dir, prefix, key, what)
+    path, arrays = cache_read(cache_dir, prefix, key, what, mmap)
     if arrays is not None or path is None:
         yield path, arrays
         return
     with build_lock(path):
-        yield cache_read(cache_dir, prefix, key, what)
+        yield cache_read(cache_dir, prefix, key, what, mmap)
 
 
-def cache_read(cache_dir: str | None, prefix: str, key: dict, what: str) -> tuple[str | None, dict | None]:
+def mapped_arrays(path: str) -> dict:
+    """The arrays of an uncompressed ``.npz`` file mapped from the file, not read into memory: each member's
+    bytes lie in the file as they are, after a zip entry header and an ``.npy`` header. Copy-on-write
+    (``mode="c"``): numba sees plain writable arrays, and a write stays private to the process. The pages
+    are the page cache's: the kernel drops them under memory pressure and reads them again on use, so a
+    tree bigger than the memory left beside its solver can still be measured (the 40-card Mineiro's)."""
+    import zipfile
+
+    out = {}
+    with zipfile.ZipFile(path) as z, open(path, "rb") as f:
+        for info in z.infolist():
+            if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy"):
+                raise ValueError(f"member {info.filename} is compressed or not an array")
+            f.seek(info.header_offset)
+            local = f.read(30)
+            if local[:4] != b"PK\x03\x04":
+                raise ValueError(f"member {info.filename}: no zip entry header")
+            f.seek(info.header_offset + 30 + int.from_bytes(local[26:28], "little")
+                   + int.from_bytes(local[28:30], "little"))
+            version = np.lib.format.read_magic(f)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, fortran, dtype = read_header(f)
+            name = info.filename[:-4]
+            if dtype.hasobject:
+                raise ValueError(f"member {name}: an object array")
+            if dtype.kind == "U" or 0 in shape or not shape:  # the header and empty arrays: read as they are
+                with z.open(info.filename) as member:
+                    out[name] = np.lib.format.read_array(member, allow_pickle=False)
+                continue
+            out[name] = np.memmap(path, dtype=dtype, mode="c", offset=f.tell(), shape=shape,
+                                  order="F" if fortran else "C")
+    return out
+
+
+def cache_read(cache_dir: str | None, prefix: str, key: dict, what: str,
+               mmap: bool = False) -> tuple[str | None, dict | None]:
     """(path, arrays) of the cache file for ``key`` (arrays None when there is none yet; path None
     without a cache). The header is under ``"header"``; a file that does not read back, or whose
-    header was written for another key, is refused with :class:`TrucError`."""
+    header was written for another key, is refused with :class:`TrucError`. ``mmap``: the arrays mapped
+    from the file (:func:`mapped_arrays`) instead of read."""
     import hashlib
     import json
     import os
@@ -163,8 +207,11 @@ def cache_read(cache_dir: str | None, prefix: str, key: dict, what: str) -> tupl
     if not os.path.exists(path):
         return path, None
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
+        if mmap:
+            arrays = mapped_arrays(path)
+        else:
+            with np.load(path, allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
         header = json.loads(str(arrays["header"]))
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
         raise TrucError(f"{path}: not a readable {what} ({e}); delete it to rebuild it") from e

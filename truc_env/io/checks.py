@@ -94,9 +94,11 @@ def check_memory(need: float, what: str, shrink: str) -> None:
     """
     have = machine_memory()
     if have and need > have:
-        raise RulesError(f"{what} needs about {_size(need)} of memory, more than this machine's {_size(have)}; "
+        raise RulesError(f"{what} needs about {memory_size(need)} of memory, more than this machine's {memory_size(have)}; "
                          f"{shrink}")
 
 
-def _size(n: float) -> str:
-    return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n:,.0f} bytes"
+def memory_size(n: float, decimals: int = 1) -> str:
+    """Bytes as people read them: GiB, MiB or bytes."""
+    return (f"{n / 2**30:,.{decimals}f} GiB" if n >= 2**30 else f"{n / 2**20:,.{decimals}f} MiB" if n >= 2**20
+            else f"{n:,.0f} bytes")
