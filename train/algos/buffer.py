@@ -15,6 +15,7 @@ class Buffer:
     def __init__(self):
         self._obs, self._mask = [], []  # blocks of rows
         self._belief = []  # blocks of rows: the partner's cards at each transition (PPO's belief_coef only)
+        self._hidden = []  # blocks of rows: every other seat's cards at each transition (critic: privileged only)
         self.action, self.logp, self.value = [], [], []
         self.reward, self.done, self.nxt = [], [], []
 
@@ -36,6 +37,12 @@ class Buffer:
         """(n, deck) float32: the cards the partner held at each transition (``belief_coef`` runs only)."""
         return self._joined(self._belief)
 
+    @property
+    def hidden(self) -> np.ndarray:
+        """(n, (players - 1) * deck) float32: each other seat's unplayed cards at each transition, by seat after
+        the acting one (``critic: privileged`` runs only)."""
+        return self._joined(self._hidden)
+
     @staticmethod
     def _joined(blocks: list) -> np.ndarray:
         if len(blocks) > 1:
@@ -55,6 +62,8 @@ class Buffer:
                 out._mask.append(part.mask)
                 if part._belief:
                     out._belief.append(part.belief)
+                if part._hidden:
+                    out._hidden.append(part.hidden)
             out.action += part.action
             out.logp += part.logp
             out.value += part.value
@@ -69,10 +78,13 @@ class Buffer:
         self._obs = [np.array(self.obs)] if self._obs else []
         self._mask = [np.array(self.mask)] if self._mask else []
         self._belief = [np.array(self.belief)] if self._belief else []
+        self._hidden = [np.array(self.hidden)] if self._hidden else []
 
-    def add(self, obs, mask, action, logp, value, belief=None) -> int:
+    def add(self, obs, mask, action, logp, value, belief=None, hidden=None) -> int:
         if belief is not None:
             self._belief.append(np.asarray(belief)[None])
+        if hidden is not None:
+            self._hidden.append(np.asarray(hidden)[None])
         self._obs.append(np.asarray(obs)[None])
         self._mask.append(np.asarray(mask)[None])
         self.action.append(action)
@@ -83,11 +95,13 @@ class Buffer:
         self.nxt.append(-1)
         return len(self.action) - 1
 
-    def extend(self, obs, mask, action, logp, value, belief=None) -> int:
+    def extend(self, obs, mask, action, logp, value, belief=None, hidden=None) -> int:
         """Add a batch of transitions (rows of fresh arrays, kept as they are); returns the index of the first."""
         j, k = len(self.action), len(action)
         if belief is not None:
             self._belief.append(belief)
+        if hidden is not None:
+            self._hidden.append(hidden)
         self._obs.append(obs)
         self._mask.append(mask)
         self.action.extend(action.tolist())
@@ -110,11 +124,12 @@ class Buffer:
                 else:
                     self.nxt[p] = nxt[i]
 
-    def advantages(self, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
-        """GAE along each seat's own trajectory (a successor always comes later in the buffer)."""
+    def advantages(self, gamma: float, lam: float, values=None) -> tuple[np.ndarray, np.ndarray]:
+        """GAE along each seat's own trajectory (a successor always comes later in the buffer); ``values``:
+        another critic's values of the transitions instead of the recorded ones."""
         n = len(self)
         # Python floats are float64, as numpy's were: the same values, without a numpy scalar per step
-        values = [float(v) for v in self.value]
+        values = [float(v) for v in (self.value if values is None else values)]
         adv = [0.0] * n
         reward, done, nxt = self.reward, self.done, self.nxt
         for i in range(n - 1, -1, -1):

@@ -129,6 +129,7 @@ class Run:
     magnet: PolicyNet | None = None  # mmd with a moving magnet: the frozen policy the loss pulls towards
     shard_generators: list = field(default_factory=list)  # rollout_shards > 1: each shard's (rng, gen)
     belief: nn.Module | None = None  # belief_coef: the head predicting the partner's cards (train.algos.belief)
+    privileged: nn.Module | None = None  # critic: privileged: the baseline reading the hidden cards (train.algos.privileged)
     history: list = field(default_factory=list)
     start_update: int = 1
     global_step: int = 0
@@ -263,11 +264,17 @@ def start_run(cfg: PPOConfig, resume: bool) -> tuple[Run, dict]:
         from train.algos.belief import BeliefHead
 
         belief = BeliefHead(cfg.hidden[-1], len(rules.deck)).to(device)
-    params = list(net.parameters()) + (list(belief.parameters()) if belief is not None else [])
+    privileged = None
+    if cfg.critic == "privileged":  # built after the policy: the policy's initial weights stay those of the seed
+        from train.algos.privileged import PrivilegedCritic, hidden_size
+
+        privileged = PrivilegedCritic(meta["obs_size"], hidden_size(rules), cfg.hidden).to(device)
+    params = [*net.parameters(), *(belief.parameters() if belief is not None else ()),
+              *(privileged.parameters() if privileged is not None else ())]
     run = Run(cfg, rules, run_dir, device, rng, gen, net,
               torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5), League(cfg),
               IterateAverage(cfg, rules) if cfg.average != "none" else None, shard_generators=shard_gens,
-              belief=belief)
+              belief=belief, privileged=privileged)
     if resume:
         resume_run(run, meta)
     return run, opponents
@@ -302,6 +309,8 @@ def resume_run(run: Run, meta: dict) -> None:
             run.average.load_state_dict(ck["average"])
         if run.belief is not None and "belief" in ck:
             run.belief.load_state_dict(ck["belief"])
+        if run.privileged is not None:
+            run.privileged.load_state_dict(ck["privileged"])
         if "magnet" in ck:
             run.magnet = PolicyNet(meta["obs_size"], meta["n_actions"], cfg.hidden, init=False).to(run.device)
             run.magnet.load_state_dict(ck["magnet"])
@@ -325,6 +334,12 @@ def update_epochs(run: Run, buf, update: int) -> dict:
     """The PPO update on one rollout (CleanRL's clipped loss; with ``mmd`` the magnet's reverse KL too)."""
     cfg, net, device = run.cfg, run.net, run.device
     adv, returns = buf.advantages(cfg.gamma, cfg.gae_lambda)
+    b_hid = b_pret = None
+    if run.privileged is not None:  # the advantages from the critic that reads the hidden cards
+        p_values = run.privileged.values(buf.obs, buf.hidden, device)
+        adv, p_returns = buf.advantages(cfg.gamma, cfg.gae_lambda, p_values)
+        b_hid = torch.as_tensor(buf.hidden, device=device)
+        b_pret = torch.as_tensor(p_returns.astype(np.float32), device=device)
     b_obs = torch.as_tensor(buf.obs, device=device)
     b_mask = torch.as_tensor(buf.mask, device=device)
     b_act = torch.as_tensor(np.asarray(buf.action), device=device)
@@ -348,9 +363,10 @@ def update_epochs(run: Run, buf, update: int) -> dict:
         from train.algos.signals_biases import SignalBiases
 
         biases = SignalBiases(run.rules)
-    signal_mi = listen_tv = belief_loss = 0.0
+    signal_mi = listen_tv = belief_loss = privileged_loss = 0.0
     b_bel = torch.as_tensor(buf.belief, device=device) if run.belief is not None else None
-    params = list(net.parameters()) + (list(run.belief.parameters()) if run.belief is not None else [])
+    params = [*net.parameters(), *(run.belief.parameters() if run.belief is not None else ()),
+              *(run.privileged.parameters() if run.privileged is not None else ())]
     net.train()
     clipfracs, approx_kl, pg_loss, v_loss, entropy, magnet_kl = [], torch.zeros(()), 0.0, 0.0, 0.0, 0.0
     for _epoch in range(cfg.update_epochs):
@@ -378,6 +394,11 @@ def update_epochs(run: Run, buf, update: int) -> dict:
                 vl = 0.5 * ((newv - b_ret[mb]) ** 2).mean()
             ent_mean = ent.mean()
             loss = pg - cfg.ent_coef * ent_mean + cfg.vf_coef * vl
+            if b_hid is not None:  # the privileged critic's regression to its own GAE returns
+                pv = run.privileged(b_obs.index_select(0, mb), b_hid.index_select(0, mb))
+                pvl = 0.5 * ((pv - b_pret[mb]) ** 2).mean()
+                loss = loss + cfg.vf_coef * pvl
+                privileged_loss = pvl.item()
             if biases is not None:  # Eccles et al.'s positive signalling and listening, maximised
                 mb_obs, mb_mask = b_obs.index_select(0, mb), b_mask[mb]
                 logits = net.actor(mb_obs)
@@ -419,6 +440,8 @@ def update_epochs(run: Run, buf, update: int) -> dict:
         stats["signal_mi"], stats["listen_tv"] = signal_mi, listen_tv
     if run.belief is not None:
         stats["belief_loss"] = belief_loss
+    if run.privileged is not None:
+        stats["privileged_value_loss"] = privileged_loss
     return stats
 
 
@@ -440,8 +463,9 @@ def metrics_row(run: Run, update: int, buf, episodes: list, stats: dict, elapsed
         row["magnet_kl"], row["magnet_coef"] = stats["magnet_kl"], stats["magnet_coef"]
     if "signal_mi" in stats:
         row["signal_mi"], row["listen_tv"] = stats["signal_mi"], stats["listen_tv"]
-    if "belief_loss" in stats:
-        row["belief_loss"] = stats["belief_loss"]
+    for k in ("belief_loss", "privileged_value_loss"):
+        if k in stats:
+            row[k] = stats[k]
     for spec in cfg.fixed_opponents:
         rets = [ret for label, ret, _ in episodes if label == spec]
         if rets:
@@ -470,6 +494,8 @@ def save_checkpoint(run: Run, update: int, elapsed: float) -> None:
         ck["magnet"] = {k: v.detach().cpu() for k, v in run.magnet.state_dict().items()}
     if run.belief is not None:
         ck["belief"] = {k: v.detach().cpu() for k, v in run.belief.state_dict().items()}
+    if run.privileged is not None:
+        ck["privileged"] = {k: v.detach().cpu() for k, v in run.privileged.state_dict().items()}
     save_atomic(ck, run.checkpoint_path)
     if cfg.keep_every and update % cfg.keep_every == 0:
         save_atomic(ck, os.path.join(run.run_dir, f"checkpoint_{update}.pt"))

@@ -138,6 +138,10 @@ class PPOConfig(config.RunConfig):
     belief_coef: float = 0.0
     """listener auxiliary loss (2 vs 2): a head on the actor's last hidden layer predicts the partner's unplayed
     cards (binary cross-entropy, this weight; :mod:`train.algos.belief`); not part of ``policy.pt``"""
+    critic: str = "observation"
+    """what the advantages' baseline reads: ``observation`` (the policy's own critic) or ``privileged``: a second
+    critic that also reads every other seat's unplayed cards, during training only (lower-variance advantages,
+    still unbiased; :mod:`train.algos.privileged`); the policy and ``policy.pt`` never see them"""
     target_kl: float | None = None
     """stop an update's epochs early when the approximate KL passes this (None: never)"""
     # --- league
@@ -242,6 +246,13 @@ class PPOConfig(config.RunConfig):
                 SignalBiases(rules)
             except TrucError as e:
                 need(False, f"signal_coef / listen_coef: {e}")
+        if self.critic == "privileged":
+            from train.algos.privileged import check_applies as privileged_applies
+
+            try:
+                privileged_applies(self)
+            except TrucError as e:
+                need(False, str(e))
         if self.other_play:
             try:
                 signals_otherplay.check_applies(rules)
@@ -300,7 +311,7 @@ PPOConfig.SCHEMA = {
     "num_minibatches": config.Int(1, 10**6), "norm_adv": config.BOOL, "clip_coef": config.Float(0.0),
     "clip_vloss": config.BOOL, "ent_coef": config.Float(), "vf_coef": config.Float(), "max_grad_norm": config.Float(0.0),
     "target_kl": config.Float(0.0, none=True),
-    "signal_coef": config.Float(0.0), "listen_coef": config.Float(0.0), "belief_coef": config.Float(0.0), "self_play_prob": _PROB,
+    "signal_coef": config.Float(0.0), "listen_coef": config.Float(0.0), "belief_coef": config.Float(0.0), "critic": config.Choice("observation", "privileged"), "self_play_prob": _PROB,
     "pool_scheme": config.Choice("latest", "uniform", "prioritized"), "snapshot_every": _COUNT,
     "pool_size": config.Int(1, 10**6), "pfsp_power": config.Float(0.0), "fixed_opponents": config.List(config.STR),
     "fixed_prob": _PROB, "fixed_options": config.Setting("dict", none=True), "fixed_batched": config.BOOL, "other_play": config.BOOL, "eval_opponent": config.STR, "eval_every": _COUNT, "eval_episodes": config.Int(1, 10**9),

@@ -162,7 +162,12 @@ class VectorGames:
             from train.algos.belief import targets_of_hands
 
             belief = targets_of_hands(self.venv.hands[idx], seats, self.rules)
-        j = buf.extend(obs, masks, actions, logp, values, belief)
+        hidden = None
+        if self.cfg.critic == "privileged":
+            from train.algos.privileged import hidden_of_hands
+
+            hidden = hidden_of_hands(self.venv.hands[idx], seats, self.rules)
+        j = buf.extend(obs, masks, actions, logp, values, belief, hidden)
         js = np.arange(j, j + len(idx))
         buf.credit(self.pending[idx, seats].tolist(), self.acc[idx, seats].tolist(), js.tolist())
         self.acc[idx, seats] = 0.0  # a reward before a seat's first decision is nobody's doing
@@ -471,7 +476,12 @@ class Collector:
                             from train.algos.belief import targets_of_states
 
                             belief = targets_of_states([(t.state, s)], self.rules)[0]
-                        j = buf.add(obs[row], masks[row], a, float(logp[row]), float(value[row]), belief)
+                        hidden = None
+                        if cfg.critic == "privileged":
+                            from train.algos.privileged import hidden_of_states
+
+                            hidden = hidden_of_states([(t.state, s)], self.rules)[0]
+                        j = buf.add(obs[row], masks[row], a, float(logp[row]), float(value[row]), belief, hidden)
                         buf.credit([t.pending[s]], [t.acc[s]], [j])
                         t.acc[s] = 0.0  # a reward before a seat's first decision is nobody's doing
                         t.pending[s] = j
