@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.network.network import _mlp
+from agents.network.network import layer_init
 from truc_env.errors import TrucError
 
 
@@ -60,7 +60,10 @@ class PrivilegedCritic(nn.Module):
 
     def __init__(self, obs_size: int, hidden_cards: int, hidden: list[int] | tuple[int, ...]):
         super().__init__()
-        self.critic = _mlp([obs_size + hidden_cards, *hidden], 1, out_std=1.0)
+        sizes, layers = [obs_size + hidden_cards, *hidden], []
+        for a, b in zip(sizes[:-1], sizes[1:]):  # the policy's critic's shape (tanh layers, CleanRL's init)
+            layers += [layer_init(nn.Linear(a, b)), nn.Tanh()]
+        self.critic = nn.Sequential(*layers, layer_init(nn.Linear(sizes[-1], 1), std=1.0))
 
     def forward(self, obs: torch.Tensor, cards: torch.Tensor) -> torch.Tensor:
         return self.critic(torch.cat([obs, cards], dim=-1)).squeeze(-1)
