@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from agents.cfr import kernels as K
-from agents.cfr.tree import NATURE, PublicTree
+from agents.cfr.tree import PublicTree
 from truc_env.errors import TrucError
 
 ALGORITHMS = ("cfr+", "dcfr", "lcfr", "cfr", "mmd")
@@ -41,14 +41,9 @@ class PublicTreeSolver:
         self.mmd_step, self.mmd_magnet, self.mmd_magnet_end = float(mmd_step), float(mmd_magnet), float(mmd_magnet_end)
         self.mmd_iterations = max(1, int(mmd_iterations))
         t = tree
-        # seat 1's transitions are read at announcements only; a tree without them has no trans1, and an
-        # empty array stands for it (a full one of -1 took 3.1 GB on the 40-card Mineiro tree)
-        if t.trans1 is not None:
-            self.trans1 = t.trans1
-        elif (np.asarray(t.actor) == NATURE).any():
-            self.trans1 = np.full(len(t.trans), -1, dtype=np.int64)
-        else:
-            self.trans1 = np.empty(0, dtype=np.int64)
+        # seat 1's transitions are read at announcements only, and a tree has trans1 exactly when it has
+        # announcements (tree.py): an empty array stands for None (a full one of -1 took 3.1 GB on 40-card Mineiro)
+        self.trans1 = t.trans1 if t.trans1 is not None else np.empty(0, dtype=np.int64)
         (self.iset_off, self.iset_start, self.slot_k, self.roff, n_reach,
          self.voff) = K.layout(t.actor, t.hs, t.act_start, t.kind, t.child, t.trans, t.hs_off, t.tr_off, t.tr_pos)
         # measure_only: a solver that only measures given tables (best response, a policy's value) holds

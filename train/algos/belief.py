@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from train.algos.privileged import hidden_of_hands, hidden_of_states
 from truc_env.errors import TrucError
 
 
@@ -25,28 +26,14 @@ def check_applies(rules) -> None:
                         f"{rules.variant} has {rules.players} players")
 
 
-def partner(seat: int, n: int) -> int:
-    return (seat + n // 2) % n
-
-
 def targets_of_states(states_seats, rules) -> np.ndarray:
     """(rows, deck) 1 where the partner of the row's seat holds the card, from engine states."""
-    index = {c: i for i, c in enumerate(rules.deck)}
-    out = np.zeros((len(states_seats), len(rules.deck)), np.float32)
-    for row, (state, seat) in enumerate(states_seats):
-        for c in state.hands[partner(seat, rules.players)]:
-            if c >= 0:
-                out[row, index[c]] = 1.0
-    return out
+    return hidden_of_states(states_seats, rules, after=(rules.players // 2,))
 
 
 def targets_of_hands(hands: np.ndarray, seats: np.ndarray, rules) -> np.ndarray:
     """The same from the batched engine's hands (rows of ``VectorEnv.hands``) and the rows' seats."""
-    held = hands[np.arange(len(seats)), (seats + rules.players // 2) % rules.players]  # rows x hand_size
-    out = np.zeros((len(seats), len(rules.deck)), np.float32)
-    rows, k = np.nonzero(held >= 0)
-    out[rows, held[rows, k]] = 1.0
-    return out
+    return hidden_of_hands(hands, seats, rules, after=(rules.players // 2,))
 
 
 class BeliefHead(nn.Module):

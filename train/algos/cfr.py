@@ -34,7 +34,6 @@ import numpy as np
 
 from agents.cfr.mccfr import ALGORITHMS as MCCFR_ALGORITHMS
 from agents.cfr.solver import ALGORITHMS as EXACT_ALGORITHMS
-from agents.cfr.tree import NATURE
 from train import config
 from truc_env.errors import TrucError
 from truc_env.game.rules import make_rules
@@ -154,9 +153,8 @@ def solver_counts(tree, slot_bytes: int = 4, chunk: int = 1 << 20) -> dict:
     reach = int(sizes[hs[0, 0]] + sizes[hs[0, 1]] + moves)
     values = int(max(sizes[hs[:, 0]].sum(), sizes[hs[:, 1]].sum()))
     isets = int(own.sum())
-    trans1 = 8 * tree.n_actions if getattr(tree, "trans1", None) is None and (actor == NATURE).any() else 0
     total = (8 * (n + 1) + 8 * (isets + 1) + slots + 16 * n + 16 * (n + 1) + 3 * slot_bytes * slots
-             + 8 * reach + 8 * values + trans1)
+             + 8 * reach + 8 * values)
     return {"isets": isets, "slots": slots, "reach": reach, "values": values, "bytes": int(total)}
 
 

@@ -30,28 +30,31 @@ def hidden_size(rules) -> int:
     return (rules.players - 1) * len(rules.deck)
 
 
-def hidden_of_hands(hands: np.ndarray, seats: np.ndarray, rules) -> np.ndarray:
-    """(rows, (players - 1) * deck) 1 where the k-th seat after the row's seat still holds the card, from the
-    batched engine's hands (rows of ``VectorEnv.hands``: deck indices, -1 played or not dealt)."""
+def hidden_of_hands(hands: np.ndarray, seats: np.ndarray, rules, after=None) -> np.ndarray:
+    """(rows, len(after) * deck) 1 where the k-th seat after the row's seat still holds the card, one block per
+    k of ``after`` (default every other seat, 1 .. players - 1), from the batched engine's hands (rows of
+    ``VectorEnv.hands``: deck indices, -1 played or not dealt)."""
     n, deck, rows = rules.players, len(rules.deck), np.arange(len(seats))
-    out = np.zeros((len(seats), (n - 1) * deck), np.float32)
-    for k in range(1, n):
+    after = range(1, n) if after is None else after
+    out = np.zeros((len(seats), len(after) * deck), np.float32)
+    for i, k in enumerate(after):
         held = hands[rows, (seats + k) % n]  # rows x hand_size
         r, j = np.nonzero(held >= 0)
-        out[r, (k - 1) * deck + held[r, j]] = 1.0
+        out[r, i * deck + held[r, j]] = 1.0
     return out
 
 
-def hidden_of_states(states_seats, rules) -> np.ndarray:
+def hidden_of_states(states_seats, rules, after=None) -> np.ndarray:
     """The same from engine states (the engine rollout)."""
     n, deck = rules.players, len(rules.deck)
+    after = range(1, n) if after is None else after
     index = {c: i for i, c in enumerate(rules.deck)}
-    out = np.zeros((len(states_seats), (n - 1) * deck), np.float32)
+    out = np.zeros((len(states_seats), len(after) * deck), np.float32)
     for row, (state, seat) in enumerate(states_seats):
-        for k in range(1, n):
+        for i, k in enumerate(after):
             for c in state.hands[(seat + k) % n]:
                 if c >= 0:
-                    out[row, (k - 1) * deck + index[c]] = 1.0
+                    out[row, i * deck + index[c]] = 1.0
     return out
 
 
