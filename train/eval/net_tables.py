@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
@@ -159,6 +161,66 @@ def _member_rows(offsets, row_start, row_hand, row_cards, src, m_node, m_hand, m
                 r += 1
 
 
+@dataclass
+class Chunk:
+    """The rows of a chunk of representative public nodes (see :func:`chunk_rows`)."""
+
+    nodes: np.ndarray  # the representatives
+    base: np.ndarray  # their dense hand-free inputs
+    seat_of: np.ndarray  # each representative's acting seat
+    row_node: np.ndarray  # per (representative, hand) row: its representative's index in the chunk,
+    row_hand: np.ndarray  # its hand's index in the node's hand set,
+    row_cards: np.ndarray  # the cards held (-1: played) and
+    row_strength: np.ndarray  # their strength features
+    m_nodes: np.ndarray  # every member node of the chunk's groups, and per member row:
+    m_nonplay: np.ndarray  # (per member) its non-card legal actions
+    src: np.ndarray  # the representative row it copies,
+    m_node: np.ndarray  # the member's index in m_nodes,
+    m_hand: np.ndarray  # its hand's index and
+    m_cards: np.ndarray  # its cards held
+
+
+def chunk_rows(tree: PublicTree, inputs: dict, hand_counts, card_index, pct, F: int, A: int, chunk_nodes: int):
+    """The public tree's (node, hand) rows in chunks of ``chunk_nodes`` representatives of
+    :func:`input_groups`: what a batched table evaluates (on the representatives' rows) and scatters
+    (on every member's rows, masked by its own actions). ``F``: the input's width, ``A``: the actions'."""
+    reps, offsets, members = input_groups(tree, inputs)
+    set_size = np.diff(tree.hs_off)
+    hs = tree.rules.hand_size
+    # 512 nodes a chunk keeps each chunk's arrays under glibc's mmap threshold, so they are reused from the
+    # heap: 4,096 cost 0.75 M page faults more on real Le Truc (24 of its 67 CPU-s, warm), no faster in user time
+    base = np.zeros((chunk_nodes, F), dtype=np.float32)
+    for start in range(0, len(reps), chunk_nodes):
+        nodes = reps[start:start + chunk_nodes]
+        nb = len(nodes)
+        _node_rows(nodes, inputs["indptr"], inputs["indices"], inputs["data"], base[:nb])
+        seat_of = tree.actor[nodes].astype(np.int64)
+        node_set = tree.hs[nodes, seat_of].astype(np.int64)
+        rows = int(set_size[node_set].sum())
+        row_node = np.zeros(rows, dtype=np.int64)
+        row_hand = np.zeros(rows, dtype=np.int64)
+        row_cards = np.zeros((rows, hs), dtype=np.int64)
+        row_strength = np.zeros((rows, hs), dtype=np.float32)
+        hand_rows(node_set, inputs["used"][nodes].astype(np.int64), inputs["own"][nodes].astype(np.int64),
+                  tree.hs_off, tree.hs_hands, hand_counts, card_index, pct, hs, row_node, row_hand, row_cards,
+                  row_strength)
+        # the members of the chunk's groups: each takes its representative's rows, masked by its own actions
+        grp = offsets[start:start + nb + 1]
+        m_nodes = members[grp[0]:grp[-1]]
+        m_nonplay = np.zeros((len(m_nodes), A), dtype=np.bool_)
+        _nonplay(m_nodes, tree.act_start, tree.label, m_nonplay)
+        row_start = np.zeros(nb + 1, dtype=np.int64)
+        np.cumsum(set_size[node_set], out=row_start[1:])
+        m_rows = int(((grp[1:] - grp[:-1]) * (row_start[1:] - row_start[:-1])).sum())
+        src = np.zeros(m_rows, dtype=np.int64)
+        m_node = np.zeros(m_rows, dtype=np.int64)
+        m_hand = np.zeros(m_rows, dtype=np.int64)
+        m_cards = np.zeros((m_rows, hs), dtype=np.int64)
+        _member_rows(grp, row_start, row_hand, row_cards, src, m_node, m_hand, m_cards)
+        yield Chunk(nodes, base[:nb], seat_of, row_node, row_hand, row_cards, row_strength, m_nodes, m_nonplay, src,
+                    m_node, m_hand, m_cards)
+
+
 def card_blocks(rules: Rules, features: str) -> list[int]:
     """Input offsets of every block of one column per deck card (own, first-hand and played cards, the
     history's card plays): what a suit relabelling permutes."""
@@ -226,7 +288,6 @@ def tabulate_ppo(tree: PublicTree, solver: PublicTreeSolver, net, features: str,
         W0p[:, torch.from_numpy(src)] = W0
         weights0.append(W0p)
     passes = max(len(first_bits), len(perms))
-    set_size = np.diff(tree.hs_off)
     sigma = np.zeros(solver.n_slots)
     torch.set_num_threads(1)
     pass_parts = []
@@ -257,53 +318,23 @@ def tabulate_ppo(tree: PublicTree, solver: PublicTreeSolver, net, features: str,
         else:
             raise TrucError(f"the batched table takes tanh networks; this one has a {type(m).__name__} layer")
 
-    reps, offsets, members = input_groups(tree, inputs)  # the network is evaluated once per group
-    # 512 nodes a chunk keeps each chunk's arrays under glibc's mmap threshold, so they are reused from the
-    # heap: 4,096 cost 0.75 M page faults more on real Le Truc (24 of its 67 CPU-s, warm), no faster in user time
-    base = np.zeros((chunk_nodes, F), dtype=np.float32)
-    bar = tqdm(total=len(members), desc="policy", unit="node", disable=not progress, mininterval=5)
-    for start in range(0, len(reps), chunk_nodes):
-        nodes = reps[start:start + chunk_nodes]
-        nb = len(nodes)
-        _node_rows(nodes, inputs["indptr"], inputs["indices"], inputs["data"], base[:nb])
-        seat_of = tree.actor[nodes].astype(np.int64)
-        node_set = tree.hs[nodes, seat_of].astype(np.int64)
-        rows = int(set_size[node_set].sum())
-        row_node = np.zeros(rows, dtype=np.int64)
-        row_hand = np.zeros(rows, dtype=np.int64)
-        row_cards = np.zeros((rows, hs), dtype=np.int64)
-        row_strength = np.zeros((rows, hs), dtype=np.float32)
-        hand_rows(node_set, inputs["used"][nodes].astype(np.int64), inputs["own"][nodes].astype(np.int64),
-                   tree.hs_off, tree.hs_hands, hand_counts, cards.index, pct, hs, row_node, row_hand, row_cards,
-                   row_strength)
-        base_t = torch.from_numpy(base[:nb]).to(dt)
-        h = np.empty((rows, Hd), dtype=pass_parts[0][1].dtype)
-        # the members of the chunk's groups: each takes its representative's rows, masked by its own actions
-        grp = offsets[start:start + nb + 1]
-        m_nodes = members[grp[0]:grp[-1]]
-        m_nonplay = np.zeros((len(m_nodes), A), dtype=np.bool_)
-        _nonplay(m_nodes, tree.act_start, tree.label, m_nonplay)
-        row_start = np.zeros(nb + 1, dtype=np.int64)
-        np.cumsum(set_size[node_set], out=row_start[1:])
-        m_rows = int(((grp[1:] - grp[:-1]) * (row_start[1:] - row_start[:-1])).sum())
-        src = np.zeros(m_rows, dtype=np.int64)
-        m_node = np.zeros(m_rows, dtype=np.int64)
-        m_hand = np.zeros(m_rows, dtype=np.int64)
-        m_cards = np.zeros((m_rows, hs), dtype=np.int64)
-        _member_rows(grp, row_start, row_hand, row_cards, src, m_node, m_hand, m_cards)
+    bar = tqdm(total=int((tree.actor != NATURE).sum()), desc="policy", unit="node", disable=not progress, mininterval=5)
+    for c in chunk_rows(tree, inputs, hand_counts, cards.index, pct, F, A, chunk_nodes):  # one network call per group
+        base_t = torch.from_numpy(c.base).to(dt)
+        h = np.empty((len(c.row_node), Hd), dtype=pass_parts[0][1].dtype)
         for w0t, card_w, strength_w, seat_w, perm in pass_parts:
             with torch.inference_mode():
                 node_part = (base_t @ w0t).numpy()  # the hand-free part of the first layer, once per node
-                _first_layer_rows(node_part, seat_w, row_node, seat_of, row_cards, card_w,
-                                  row_strength.astype(card_w.dtype), strength_w, h)
+                _first_layer_rows(node_part, seat_w, c.row_node, c.seat_of, c.row_cards, card_w,
+                                  c.row_strength.astype(card_w.dtype), strength_w, h)
                 y = torch.from_numpy(h)
                 for layer in folded:
                     y = y.sigmoid_() if layer is None else layer(y)
                 logits = y.numpy()
-            scatter_logits(logits[src], m_node, m_hand, m_cards, perm, m_nonplay, L.play, m_nodes, solver.iset_off,
-                            solver.iset_start, solver.slot_k, tree.act_start, tree.label, act_class, ab.n_classes,
-                            1.0 / passes, sigma)
-        bar.update(len(m_nodes))
+            scatter_logits(logits[c.src], c.m_node, c.m_hand, c.m_cards, perm, c.m_nonplay, L.play, c.m_nodes,
+                           solver.iset_off, solver.iset_start, solver.slot_k, tree.act_start, tree.label, act_class,
+                           ab.n_classes, 1.0 / passes, sigma)
+        bar.update(len(c.m_nodes))
     bar.close()
     return sigma
 
