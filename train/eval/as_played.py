@@ -152,7 +152,7 @@ def as_played_exploitability(agent, rules: Rules, dealer: int = 0, first_hands: 
     if rules.vira:
         raise TrucError(f"{rules.variant}: --as-played takes rules without a vira (the vira's suit fixes its "
                         "manilhas, so no suit relabelling but the identity keeps the game)")
-    fn = probability_function(agent)
+    fn = probability_function(agent, rules)
     say = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     t_start, cpu_start = time.time(), time.process_time()
     names = ["cont", "main"] if rules.redeal else ["main"]

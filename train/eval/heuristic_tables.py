@@ -62,22 +62,37 @@ def tabulate_heuristic(tree: PublicTree, solver: PublicTreeSolver, style: str, r
     sigma = np.zeros(solver.n_slots)
     bar = tqdm(total=int((tree.actor != NATURE).sum()), desc="policy", unit="node", disable=not progress, mininterval=5)
     for c in chunk_rows(tree, inputs, hand_counts, cards.index, pct, F, A, chunk_nodes):
-        # every member row: its representative's observation with its hand written in, its own legal actions;
-        # in slices, so that a chunk of groups with many members and hands stays small
-        for lo in range(0, len(c.src), ROWS):
+        # The heuristic reads the observation and the legal actions: members of a group with the same non-card
+        # actions decide alike, so it decides once per distinct (representative, non-card actions) and hand.
+        packed = np.packbits(c.m_nonplay, axis=1)
+        key = np.concatenate([c.m_rep.astype(np.int64)[:, None].view(np.uint8), packed], axis=1)
+        key = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1]))).ravel()
+        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        u_rep = c.m_rep[first]
+        count = c.row_start[u_rep + 1] - c.row_start[u_rep]
+        u_off = np.zeros(len(first) + 1, dtype=np.int64)
+        np.cumsum(count, out=u_off[1:])
+        u_of_row = np.repeat(np.arange(len(first)), count)
+        src = np.repeat(c.row_start[u_rep] - u_off[:-1], count) + np.arange(u_off[-1])  # the representative's row
+        probs = np.empty((u_off[-1], A))
+        for lo in range(0, len(src), ROWS):  # in slices: a chunk of groups with many hands stays small
             sl = slice(lo, lo + ROWS)
-            m_node, m_cards = c.m_node[sl], c.m_cards[sl]
-            obs = c.base[c.row_node[c.src[sl]]]
-            mask = c.m_nonplay[m_node]
-            held = m_cards >= 0
-            r_idx = np.repeat(np.arange(len(m_node)), hs)[held.ravel()]
-            obs[r_idx, o_hand + m_cards[held]] = 1.0
-            mask[r_idx, L.play + m_cards[held]] = True
+            cards_in = c.row_cards[src[sl]]
+            obs = c.base[c.row_node[src[sl]]]
+            mask = c.m_nonplay[first[u_of_row[sl]]]
+            held = cards_in >= 0
+            r_idx = np.repeat(np.arange(len(cards_in)), hs)[held.ravel()]
+            obs[r_idx, o_hand + cards_in[held]] = 1.0
+            mask[r_idx, L.play + cards_in[held]] = True
+            probs[sl] = player.probabilities(obs, mask)
+        row_of = u_off[inv[c.m_node]] + c.m_hand  # each member row's decided row
+        for lo in range(0, len(row_of), ROWS):
+            sl = slice(lo, lo + ROWS)
             with np.errstate(divide="ignore"):  # an action the heuristic never takes: log 0 = -inf, probability 0
-                logits = np.log(player.probabilities(obs, mask))
-            scatter_logits(logits, m_node, c.m_hand[sl], m_cards, identity, c.m_nonplay, L.play, c.m_nodes,
-                           solver.iset_off, solver.iset_start, solver.slot_k, tree.act_start, tree.label, act_class,
-                           ab.n_classes, 1.0, sigma)
+                logits = np.log(probs[row_of[sl]])
+            scatter_logits(logits, c.m_node[sl], c.m_hand[sl], c.m_cards[sl], identity, c.m_nonplay, L.play,
+                           c.m_nodes, solver.iset_off, solver.iset_start, solver.slot_k, tree.act_start, tree.label,
+                           act_class, ab.n_classes, 1.0, sigma)
         bar.update(len(c.m_nodes))
     bar.close()
     return sigma

@@ -178,6 +178,8 @@ class Chunk:
     m_node: np.ndarray  # the member's index in m_nodes,
     m_hand: np.ndarray  # its hand's index and
     m_cards: np.ndarray  # its cards held
+    row_start: np.ndarray  # where each representative's rows start in row_node ... (one past the end last)
+    m_rep: np.ndarray  # each member's representative (index in the chunk)
 
 
 def chunk_rows(tree: PublicTree, inputs: dict, hand_counts, card_index, pct, F: int, A: int, chunk_nodes: int):
@@ -218,7 +220,7 @@ def chunk_rows(tree: PublicTree, inputs: dict, hand_counts, card_index, pct, F: 
         m_cards = np.zeros((m_rows, hs), dtype=np.int64)
         _member_rows(grp, row_start, row_hand, row_cards, src, m_node, m_hand, m_cards)
         yield Chunk(nodes, base[:nb], seat_of, row_node, row_hand, row_cards, row_strength, m_nodes, m_nonplay, src,
-                    m_node, m_hand, m_cards)
+                    m_node, m_hand, m_cards, row_start, np.repeat(np.arange(nb), np.diff(grp)))
 
 
 def card_blocks(rules: Rules, features: str) -> list[int]:
