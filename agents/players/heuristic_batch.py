@@ -184,30 +184,36 @@ class BatchHeuristic:
         take(turn & (play >= 0), play)
         return out
 
-    def draw_cells(self) -> list[tuple[float, float, float]]:
+    def draw_cells(self, slots: bool = True) -> list[tuple[float, float, float]]:
         """The cells of the two draws' square on which :meth:`act` is constant: ``(u_bluff, u_slot,
         area)``, a point inside each cell and its area (the areas sum to 1).
 
         The bluff draw is only compared with ``rate / 3`` and ``rate``, and the slot draw picks the
         ``floor(u * k)``-th of k legal slots (k up to the hand size), so the action is constant between
-        those cut points; a cell's area is the probability of the action taken at its point."""
+        those cut points; a cell's area is the probability of the action taken at its point. ``slots``:
+        False where no blind slot is legal, so that the slot draw is never read."""
         rate = self.style.bluff_rate
         cuts0 = sorted({0.0, 1.0} | ({rate / 3, rate} if rate else set()))
-        cuts1 = sorted({j / k for k in range(1, self.hs + 1) for j in range(k + 1)} if len(self.slot_ids) else {0.0, 1.0})
+        cuts1 = sorted({j / k for k in range(1, self.hs + 1) for j in range(k + 1)}
+                       if slots and len(self.slot_ids) else {0.0, 1.0})
         return [((a + b) / 2, (c + d) / 2, (b - a) * (d - c))
                 for a, b in zip(cuts0, cuts0[1:]) for c, d in zip(cuts1, cuts1[1:])]
 
     def probabilities(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(B, A) float64: the exact probability of every action, :meth:`act` integrated over its draws
-        (one call per cell of :meth:`draw_cells`: 1 for ``honest`` and ``cautious`` without blind slots,
-        3 for ``bluffer``)."""
+        (one call per cell of :meth:`draw_cells`: 1 for ``honest`` and ``cautious``, 3 for ``bluffer``;
+        more for the rows where a blind slot is legal)."""
         obs, mask = np.asarray(obs), np.asarray(mask).astype(bool)
         out = np.zeros(mask.shape, np.float64)
-        rows = np.arange(len(obs))
-        for u0, u1, area in self.draw_cells():
-            u = np.empty((len(obs), 2))
-            u[:, 0], u[:, 1] = u0, u1
-            out[rows, self.act(obs, mask, u)] += area
+        blind = mask[:, self.slot_ids].any(1) if len(self.slot_ids) else np.zeros(len(obs), bool)
+        for rows in (np.flatnonzero(~blind), np.flatnonzero(blind)):
+            if not len(rows):
+                continue
+            o, m = obs[rows], mask[rows]
+            for u0, u1, area in self.draw_cells(slots=bool(blind[rows[0]])):
+                u = np.empty((len(rows), 2))
+                u[:, 0], u[:, 1] = u0, u1
+                out[rows, self.act(o, m, u)] += area
         return out
 
     def _play(self, obs, mask, slot_u) -> np.ndarray:
