@@ -82,7 +82,7 @@ def test_the_responder_never_reads_the_opponents_unseen_cards():
 @pytest.mark.parametrize("variant, options, agent, match", [
     ("truco_paulista", {"players": 4}, "random", "heads-up games"),
     ("truco_argentino", {"players": 2}, "random", "envido or flor"),
-    ("le_truc", {}, "heuristic:honest", "cannot give its action probabilities"),
+    ("truco_argentino", {"players": 2, "ranks": 3, "hand_size": 1}, "heuristic:honest", "envido or flor"),
     ("le_truc", {}, "human", "not 'human'"),
     ("put", {}, "net:le_truc", "trained for le_truc"),
 ])
@@ -135,7 +135,8 @@ def test_a_continuation_that_plays_well_raises_the_bound(tmp_path):
 
 
 def test_a_continuation_that_only_samples_is_refused():
-    with pytest.raises(TrucError, match="cannot give its action probabilities"):
+    local_br.check_request("heuristic:honest", make_rules("le_truc"), 100, 8, 4)  # its probabilities are exact
+    with pytest.raises(TrucError, match="greedy: needs an agent that gives its action probabilities"):
         local_br.check_request("random", make_rules("le_truc"), 100, 8, 4, continuation="heuristic:honest")
     with pytest.raises(TrucError, match="not 'human'"):
         local_br.check_request("random", make_rules("le_truc"), 100, 8, 4, continuation="human")

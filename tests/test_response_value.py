@@ -125,7 +125,9 @@ def test_each_node_counts_the_cards_played_on_its_path_and_its_trick():
     (["--response", "random", "--as-played"], "--as-played: not settings of --response"),
     (["--response", "random", "--variant", "truco_paulista", "--options", '{"players": 2}'], "without a vira"),
     (["--response", "net:le_truc", "--variant", "put"], "trained for le_truc"),
-    (["--response", "heuristic:honest"], "cannot give its action probabilities"),
+    (["--response", "human"], "cannot give its action probabilities"),
+    (["--response", "heuristic:honest", "--variant", "truco_argentino", "--options", '{"players": 2, "ranks": 3, "hand_size": 1}'],
+     "heuristic:honest cannot give its action probabilities on truco_argentino"),
 ])
 def test_bad_response_requests_are_refused_before_any_work_in_one_line(argv, match, capsys):
     from train.commands.cli import main

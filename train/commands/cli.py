@@ -239,7 +239,7 @@ def check_exploitability(args) -> None:
         from agents import make_agent
         from train.eval.exploitability import probability_function
 
-        probability_function(make_agent(args.response, rules, seed=args.seed))  # a spec for these rules, with a policy
+        probability_function(make_agent(args.response, rules, seed=args.seed), rules)  # a spec for these rules, with a policy
     if args.as_played:
         if args.suits != 1 or args.real_redeal or args.abstraction != "strength":
             raise TrucError("--as-played measures every suit relabelling on the strength abstraction; drop --suits, "

@@ -73,9 +73,9 @@ def check_request(spec: str, rules: Rules, deals: int, samples: int, rollouts: i
     for s in (spec, continuation):
         if s is not None and s.partition(":")[0] == "human":
             raise TrucError("a local best response plays agents that play by themselves, not 'human'")
-    probability_function(make_agent(spec, rules, seed=0))  # other rules, or an agent that only samples: refused
-    if continuation is not None:
-        probability_function(make_agent(continuation, rules, seed=0))
+    probability_function(make_agent(spec, rules, seed=0), rules)  # other rules, or an agent that only samples: refused
+    if continuation is not None:  # played greedily: a network or a table
+        probability_function(make_agent(f"greedy:{continuation}", rules, seed=0), rules)
 
 
 class LocalBestResponse:
@@ -175,8 +175,9 @@ def local_best_response(spec: str, rules: Rules, deals: int = 500, seed: int = 0
     from train.eval.exploitability import probability_function
 
     check_request(spec, rules, deals, samples, rollouts, continuation)
-    fn = probability_function(make_agent(spec, rules, seed=seed))
-    cont = None if continuation is None else probability_function(make_agent(f"greedy:{continuation}", rules, seed=seed))
+    fn = probability_function(make_agent(spec, rules, seed=seed), rules)
+    cont = None if continuation is None else probability_function(make_agent(f"greedy:{continuation}", rules, seed=seed),
+                                                                  rules)
     lbr = LocalBestResponse(rules, fn, samples, rollouts, seed, continuation=cont)
     rng = np.random.default_rng([seed, LBR_STREAM, 1])  # the policy's own draws
     deal_seeds = np.random.SeedSequence([seed, LBR_STREAM, 2]).generate_state(deals)

@@ -99,7 +99,7 @@ def response_value(agent, response, rules: Rules, dealer: int = 0, abstraction: 
         raise TrucError(f"{rules.variant}: --response takes rules without a vira (one public tree per hand)")
     greedy = isinstance(response, GreedyAgent)
     inner = response.inner if greedy else response
-    fn = probability_function(inner)
+    fn = probability_function(inner, rules)
     found: dict = {}
 
     def tabulate(part, tree, solver, samples):
@@ -109,7 +109,7 @@ def response_value(agent, response, rules: Rules, dealer: int = 0, abstraction: 
     def on_table(part, tree, solver, sigma, step):
         game = TableGame(tree, solver)
         if part == "cont":
-            samples = first_hand_samples(rules, tree.abstraction, probability_function(response), dealer, (0, 0),
+            samples = first_hand_samples(rules, tree.abstraction, probability_function(response, rules), dealer, (0, 0),
                                          first_hands, seed)[0]
             mine = tabulate(part, tree, solver, samples)
             ev = best_response_values(solver, sigma)
