@@ -634,7 +634,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_force(td)
     td.set_defaults(func=cmd_train_distill, check=check_config(distill_config))
     ex = sub.add_parser("exploitability", help="exact exploitability of an agent's policy (heads-up, public tree)")
-    ex.add_argument("--agent", required=True, help="agent spec that gives probabilities: net:PATH, table:PATH, random")
+    ex.add_argument("--agent", required=True, help="agent spec that gives probabilities: net:PATH, table:PATH, heuristic:STYLE (heads-up, no envido), random")
     ex.add_argument("--variant", default="le_truc")
     ex.add_argument("--options", help="options as JSON (default: the variant's defaults)")
     ex.add_argument("--dealer", type=flags.integer(0, 1), default=0)
@@ -655,7 +655,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--no-cache", action="store_true", help="build the public trees afresh and keep nothing")
     ex.add_argument("--real-redeal", action="store_true",
                     help="also the exact figure in the real game with its redeal (agents whose play after a redeal "
-                    "ignores the first hand: table:PATH, random, a network distilled with forget_first_hand)")
+                    "ignores the first hand: table:PATH, random, heuristic:STYLE, a network distilled with forget_first_hand)")
     ex.add_argument("--as-played", action="store_true",
                     help="the exact figure under every suit relabelling and their mean, with the projection error on "
                     "--check-hands held-out self-play hands (default 2,000; docs/results/exploitability.md)")
@@ -663,7 +663,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="--as-played: 'suits' (every suit relabelling, 24 in Le Truc) or k (the identity and k-1 "
                     "random relabellings within every rank, the suits of real deals)")
     ex.add_argument("--response", metavar="SPEC",
-                    help="also measure SPEC (net:, table:, greedy:net:, random), e.g. a learned best response, exactly "
+                    help="also measure SPEC (net:, table:, greedy:net:, heuristic:, random), e.g. a learned best response, exactly "
                     "against the agent at each seat, and what its choices cost a best response by kind of decision "
                     "(docs/approx_exploitability.md)")
     ex.add_argument("--approx", action="store_true",
