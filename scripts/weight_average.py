@@ -20,8 +20,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from truc_env.errors import TrucError  # noqa: E402
 
-POLICY_KEYS = ("format", "version", "code_version", "rules_key", "variant", "options", "net", "config", "model")
-
 
 def kept_checkpoints(run: str, first: int, last: int) -> list[tuple[int, str]]:
     """(update, path) of the run's kept checkpoints with ``first <= update <= last``, in update order."""
@@ -39,7 +37,7 @@ def kept_checkpoints(run: str, first: int, last: int) -> list[tuple[int, str]]:
 
 def average_policy(paths: list[str]) -> dict:
     """A policy file's dict whose ``model`` is the mean of the checkpoints' ``model`` parameters."""
-    from agents.network.checkpoint import read_checkpoint
+    from agents.network.checkpoint import POLICY_KEYS, read_checkpoint
 
     total, head = None, None
     for path in paths:

@@ -11,7 +11,15 @@ import json
 import numpy as np
 import torch
 
-from agents.network.checkpoint import FORMAT, VERSION, CheckpointError, check_rules, read_checkpoint, save_atomic
+from agents.network.checkpoint import (
+    FORMAT,
+    POLICY_KEYS,
+    VERSION,
+    CheckpointError,
+    check_rules,
+    read_checkpoint,
+    save_atomic,
+)
 from agents.network.network import FEATURES, PolicyNet, encode_observation, encode_state, feature_size
 from truc_env.game.rules import make_rules
 
@@ -45,8 +53,7 @@ def load_policy(path: str, rules=None) -> tuple[PolicyNet, dict]:
     net = PolicyNet(net_cfg["obs_size"], net_cfg["n_actions"], net_cfg["hidden"], init=False)
     net.load_state_dict(ck["model"])
     net.eval()
-    meta = {k: v for k, v in ck.items() if k in ("format", "version", "code_version", "rules_key", "variant",
-                                                  "options", "net", "config")}
+    meta = {k: v for k, v in ck.items() if k in POLICY_KEYS and k != "model"}
     if key is not None:
         if len(_LOADED) > 8:
             _LOADED.clear()

@@ -21,6 +21,8 @@ VERSION = 1
 
 # what every reader of a checkpoint uses, and its type
 REQUIRED = {"rules_key": str, "net": dict, "model": dict}
+# what a policy file holds (train.algos.ppo.policy_dict); a checkpoint adds the training state to these
+POLICY_KEYS = ("format", "version", "code_version", "rules_key", "variant", "options", "net", "config", "model")
 
 
 class CheckpointError(TrucError):

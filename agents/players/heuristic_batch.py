@@ -206,11 +206,12 @@ class BatchHeuristic:
         obs, mask = np.asarray(obs), np.asarray(mask).astype(bool)
         out = np.zeros(mask.shape, np.float64)
         blind = mask[:, self.slot_ids].any(1) if len(self.slot_ids) else np.zeros(len(obs), bool)
-        for rows in (np.flatnonzero(~blind), np.flatnonzero(blind)):
+        for slots in (False, True):
+            rows = np.flatnonzero(blind == slots)
             if not len(rows):
                 continue
             o, m = obs[rows], mask[rows]
-            for u0, u1, area in self.draw_cells(slots=bool(blind[rows[0]])):
+            for u0, u1, area in self.draw_cells(slots):
                 u = np.empty((len(rows), 2))
                 u[:, 0], u[:, 1] = u0, u1
                 out[rows, self.act(o, m, u)] += area
