@@ -69,3 +69,14 @@ def test_bad_runs_and_checkpoints_are_refused(tmp_path):
     torch.save({"format": "other"}, tmp_path / "checkpoint_80.pt")
     with pytest.raises(TrucError, match="is not a PPO checkpoint"):
         mod.average_policy([str(tmp_path / "checkpoint_80.pt")])
+
+
+def test_the_policy_keys_are_what_training_writes():
+    """agents.network.checkpoint.POLICY_KEYS (what the loader and the weight average keep) are the keys of the
+    policy file PPO writes (train.algos.ppo.policy_dict): a key added to one must reach the other."""
+    from agents.network.checkpoint import POLICY_KEYS
+    from train.algos import ppo
+
+    cfg = ppo.PPOConfig.from_dict({"variant": "le_truc", "options": dict(RULES.options), "hidden": [8]})
+    net = PolicyNet(feature_size(RULES, cfg.features), layout_of(RULES).size, hidden=(8,))
+    assert tuple(ppo.policy_dict(cfg, RULES, net)) == POLICY_KEYS

@@ -33,6 +33,27 @@ def legal_for(rules, observation, action_mask=None) -> list[int]:
     return legal
 
 
+def spread(L, card_class, labels, probs, legal) -> dict[int, float] | None:
+    """Engine action probabilities of a strategy's (labels, probabilities) at a decision with these legal
+    actions: each card class's probability spread evenly over the legal cards of that class (None: the
+    strategy puts no weight on any legal action)."""
+    by_class: dict[int, list[int]] = {}
+    for a in legal:
+        if L.play <= a < L.play + len(L.deck):
+            by_class.setdefault(int(card_class[L.deck[a - L.play]]), []).append(a)
+    out: dict[int, float] = {}
+    for lab, p in zip(labels, probs):
+        if p <= 0:
+            continue
+        cards = by_class.get(int(lab) - PLAY, []) if lab >= PLAY else [int(lab)] if int(lab) in legal else []
+        for a in cards:  # the class's cards evenly: which one is played says nothing more than its class
+            out[a] = out.get(a, 0.0) + float(p) / len(cards)
+    total = sum(out.values())
+    if total <= 0:
+        return None
+    return {a: p / total for a, p in out.items()}
+
+
 class CFRAgent:
     """Plays a :class:`Strategy` from observation dicts with an ``info_state`` string.
 
@@ -65,23 +86,11 @@ class CFRAgent:
         except KeyError:
             self.misses += 1
             return {a: 1.0 / len(legal) for a in legal}
-        L, ab = self.layout, self.strategy.abstraction_of(info_state)
-        by_class: dict[int, list[int]] = {}
-        for a in legal:
-            if L.play <= a < L.play + len(L.deck):
-                by_class.setdefault(ab.card_class[L.deck[a - L.play]], []).append(a)
-        out: dict[int, float] = {}
-        for lab, p in zip(labels, probs):
-            if p <= 0:
-                continue
-            cards = by_class.get(int(lab) - PLAY, []) if lab >= PLAY else [int(lab)] if int(lab) in legal else []
-            for a in cards:  # the class's cards evenly: which one is played says nothing more than its class
-                out[a] = out.get(a, 0.0) + float(p) / len(cards)
-        total = sum(out.values())
-        if total <= 0:
+        out = spread(self.layout, self.strategy.abstraction_of(info_state).card_class, labels, probs, legal)
+        if out is None:
             self.misses += 1
             return {a: 1.0 / len(legal) for a in legal}
-        return {a: p / total for a, p in out.items()}
+        return out
 
     def act(self, observation, action_mask=None) -> int:
         return sample_policy(self.policy(observation, action_mask), self.rng)

@@ -112,8 +112,9 @@ class Strategy:
     def abstraction_of(self, info_state: str) -> CardAbstraction:
         """The card abstraction this decision is keyed by (per vira in Paulista)."""
         vira = self.vira_of(info_state)
-        if vira is None:
-            return self.abstraction
+        return self.abstraction if vira is None else self._abstraction_of_vira(vira)
+
+    def _abstraction_of_vira(self, vira) -> CardAbstraction:
         ab = self._by_vira.get(vira)
         if ab is None:
             ab = self._by_vira[vira] = make_abstraction(self.rules, self.abstraction.kind, vira)
@@ -127,10 +128,14 @@ class Strategy:
 
         Raises KeyError when the strategy has no entry for it.
         """
-        key = self.key_of(info_state)
+        vira = self.vira_of(info_state)
+        return self.distribution_of_key(self.key_of(info_state), vira)
+
+    def distribution_of_key(self, key: InfoKey, vira=None) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, probabilities) at the information set of a solver key (``vira``: the card turned,
+        heads-up Paulista). Raises KeyError when the strategy has no entry for it."""
         if key.role < 0:
             raise KeyError("seat is neither dealer nor first player")
-        vira = self.vira_of(info_state)
         table = self.parts["main"] if vira is None else self.parts[self.viras[vira]]
         tree_seat = table.dealer if key.role == 0 else 1 - table.dealer
         node, crossed = table.walk(key.actions)
@@ -139,7 +144,8 @@ class Strategy:
                 raise KeyError("no strategy for the hand after a redeal")
             table = self.parts["cont"]
             node, _ = table.walk(key.after)
-        hand = self.abstraction_of(info_state).hand_index.get(key.hand)
+        ab = self.abstraction if vira is None else self._abstraction_of_vira(vira)
+        hand = ab.hand_index.get(key.hand)
         if hand is None:
             raise KeyError("unknown hand")
         return table.distribution(node, tree_seat, hand)

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from agents import make_agent
+from agents.cfr.table_batch import BatchTable
 from agents.network import PolicyNet, encode_state
 from agents.network.network import HISTORY_FEATURES, encode_batch, history_batch, stack_actors, stacked_actor_logits
 from agents.players.heuristic import HeuristicAgent
@@ -64,6 +65,9 @@ def vector_blocker(cfg: PPOConfig, rules) -> str | None:
     return None
 
 
+TABLE_HISTORY = 256  # decisions of one hand a table player can read (a heads-up hand takes a few dozen)
+
+
 class VectorGames:
     """The batched engine's part of a rollout: game ``b`` plays slot ``b``'s network-only episodes
     and its heads-up episodes against ``heuristic:*`` players.
@@ -97,10 +101,18 @@ class VectorGames:
         H = encoder_of(rules).piece("history").shape[0] if self.history else 0
         self.h_actor = np.zeros((B, H), np.int64)
         self.h_action = np.zeros((B, H), np.int64)
+        self.t_actor = self.t_action = None  # the same, whole, for a table player (keep_table_history)
         self.seeded = False
         self.fixed_seeded: set[int] = set()  # batched fixed players seeded in this rollout
         # other_play: each game's token frames, drawn when its episode starts
         self.relabel = signals_otherplay.Relabellings(rules, B) if cfg.other_play else None
+
+    def keep_table_history(self) -> None:
+        """Keep each hand's decisions whole from the next episode on (a table player reads them)."""
+        if self.t_actor is None:
+            B = self.venv.num_envs
+            self.t_actor = np.zeros((B, TABLE_HISTORY), np.int64)
+            self.t_action = np.zeros((B, TABLE_HISTORY), np.int64)
 
     def begin(self) -> None:
         self.live[:] = False
@@ -153,6 +165,12 @@ class VectorGames:
             keep = k < self.h_actor.shape[1]
             self.h_actor[idx[keep], k[keep]] = self.seat[idx[keep]]
             self.h_action[idx[keep], k[keep]] = np.asarray(sent)[keep]
+        if self.t_actor is not None:
+            k = self.decisions[idx]
+            if (k >= TABLE_HISTORY).any():
+                raise TrucError(f"a hand of more than {TABLE_HISTORY} decisions: the table player's history is full")
+            self.t_actor[idx, k] = self.seat[idx]
+            self.t_action[idx, k] = sent
         self.decisions[idx] += 1
         if buf is None:
             return
@@ -282,6 +300,10 @@ class Collector:
         elif self.cfg.fixed_batched and self.cfg.fixed_options is None and BatchPolicy.takes(agent):
             # (a network of other options reads another observation layout: it stays on tables)
             key, build = id(agent), lambda: BatchPolicy(self.rules, agent)
+        elif (self.cfg.fixed_batched and self.cfg.fixed_options is None and self.cfg.episode == "hand"
+              and BatchTable.why_not(agent, self.rules) is None):
+            key, build = id(agent), lambda: BatchTable(self.rules, agent)
+            vec.keep_table_history()
         else:
             return -1
         keys = [getattr(p, "style_name", None) or p.key for p in self.batch_players]
@@ -432,7 +454,8 @@ class Collector:
             vgroups = vec.groups() if vec is not None else {}
             for k in [k for k in vgroups if k <= -2]:  # fixed players on the batched engine: no network
                 idx = vgroups.pop(k)
-                action = self.batch_players[-2 - k].act(vec.obs[idx], vec.mask[idx])
+                player = self.batch_players[-2 - k]
+                action = player.act_in(vec, idx) if isinstance(player, BatchTable) else player.act(vec.obs[idx], vec.mask[idx])
                 vec.record(idx, None, None, action, None, None, None)
             pool = [k for k in vgroups if k >= 0]
             if len(pool) > 1:  # several snapshots act on the batched engine: one stacked forward for all
