@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from train.commands import flags
@@ -449,11 +450,13 @@ def cmd_exploitability(args) -> None:
 
     cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
     cached_before = cache_bytes(cache_dir) if cache_dir else 0
+    resume = subgames_resume(args, rules)
     result = policy_exploitability(agent, rules, dealer=args.dealer, abstraction=args.abstraction,
                                    first_hands=args.first_hands, suits=args.suits, seed=args.seed,
                                    progress=not args.quiet, viras=args.viras,
                                    keep=args.check_hands > 0,
-                                   cache_dir=None if args.no_cache else (args.cache_dir or default_cache_dir()))
+                                   cache_dir=None if args.no_cache else (args.cache_dir or default_cache_dir()),
+                                   resume=resume)
     parts = result.pop("parts", None)
     result["agent"] = args.agent
     if parts is not None:
@@ -486,6 +489,34 @@ def cmd_exploitability(args) -> None:
     print(f"  {result['seconds']:.0f}s wall, {result['cpu_seconds']:.0f}s CPU")
     announce_growth(cache_dir, cached_before)
     write_result(args.out, result)
+    if resume is not None and os.path.exists(resume[0]):
+        os.unlink(resume[0])  # the result is written whole: the finished subgames are in it
+
+
+POLICY_SOURCES = ("train/eval/exploitability.py", "train/eval/net_tables.py", "train/eval/heuristic_tables.py",
+                  "agents/players/heuristic.py", "agents/players/heuristic_batch.py", "agents/cfr/policy_tree.py")
+
+
+def subgames_resume(args, rules):
+    """Heads-up Paulista with ``--out``: ``(<out>.subgames.json, key)``, where each finished subgame is kept until
+    the result is written, so that the same command run again after an interruption measures only the rest.
+    The key is what the figure depends on (the agent spec and its file's digest, the Rules, the settings, the
+    code); None elsewhere, or with ``--check-hands`` (its tables are held in memory)."""
+    import hashlib
+
+    from train.eval.tree_cache import TREE_SOURCES, code_version
+
+    if not rules.vira or args.out is None or args.check_hands > 0:
+        return None
+    path = args.agent.split(":")[-1]
+    digest = None
+    if os.path.isfile(path):
+        with open(path, "rb") as f:
+            digest = hashlib.file_digest(f, "sha256").hexdigest()
+    key = {"agent": args.agent, "agent_file_sha256": digest, "rules": rules.key, "dealer": args.dealer,
+           "abstraction": args.abstraction, "suits": args.suits, "seed": args.seed, "viras": args.viras,
+           "code": code_version((*TREE_SOURCES, *POLICY_SOURCES))}
+    return args.out + ".subgames.json", key
 
 
 def cmd_response(args) -> None:

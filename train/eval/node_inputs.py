@@ -53,7 +53,7 @@ def node_inputs(tree: PublicTree, rules: Rules, features: str, after_redeal: boo
         if out is None:  # no file (or no cache): computed here, another process waiting for it meanwhile
             out = (_by_situation if by_situation else _walk_nodes)(tree, rules, features, after_redeal, progress)
             if path is not None:
-                cache_write(path, {"key": key}, out)
+                cache_write(path, {"key": key}, out, "network inputs")
     out.pop("header", None)  # read back: its header; computed here: none
     return _rows_of(out, tree.actor) if by_situation else out
 

@@ -4,7 +4,9 @@ and a digest of the sources that build them (a change in any makes every cached 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import sys
 import time
 
 import numpy as np
@@ -75,7 +77,9 @@ def cached_tree(rules: Rules, dealer: int = 0, score=(0, 0), abstraction: str = 
     key = tree_cache_key(rules, dealer, score, abstraction, vira)
     with read_or_lock(cache_dir, "tree", key, "public-tree cache file", mmap=True) as (path, arrays):
         if arrays is None:
-            _build_and_keep(rules, dealer, score, abstraction, vira, key, path, log)
+            tree = _build_and_keep(rules, dealer, score, abstraction, vira, key, path, log)
+            if tree is not None:  # not kept (no room on the disk): measured from memory
+                return tree
             path, arrays = cache_read(cache_dir, "tree", key, "public-tree cache file", mmap=True)
     return _tree_of(rules, dealer, score, abstraction, vira, path, arrays)
 
@@ -96,7 +100,9 @@ def _tree_of(rules: Rules, dealer: int, score, abstraction: str, vira: int | Non
 
 
 def _build_and_keep(rules: Rules, dealer: int, score, abstraction: str, vira: int | None, key: dict, path: str,
-                    log=None) -> None:
+                    log=None) -> PublicTree | None:
+    """Build the tree and write its cache file; the tree itself where the file could not be written for lack
+    of room (None: it was written, read it back mapped)."""
     t0 = time.time()
     tree = build_tree(rules, dealer, score, abstraction, vira=vira)
     if log:
@@ -107,7 +113,7 @@ def _build_and_keep(rules: Rules, dealer: int, score, abstraction: str, vira: in
     for k in ("trans1", "node_sit"):
         if getattr(tree, k) is not None:
             arrays[k] = getattr(tree, k)
-    cache_write(path, header, arrays)
+    return None if cache_write(path, header, arrays, "public tree") else tree
 
 
 @contextlib.contextmanager
@@ -222,14 +228,41 @@ def cache_read(cache_dir: str | None, prefix: str, key: dict, what: str,
     return path, arrays
 
 
-def cache_write(path: str, header: dict, arrays: dict) -> None:
-    """Write a cache file atomically: a JSON header and the arrays, uncompressed (read back fast)."""
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # a write that failed for lack of room, not of a bad path
+KEEP_FREE = 1 << 30  # a cache file is not written where it would leave less than this free on its disk
+
+
+def cache_write(path: str, header: dict, arrays: dict, what: str = "cache file") -> bool:
+    """Write a cache file atomically: a JSON header and the arrays, uncompressed (read back fast).
+
+    A cache only saves time, so where the disk has no room for it (full, a quota, a file-size limit) the
+    partial file is removed, one line on stderr says what was not kept and how large it is, and False is
+    returned: the caller goes on from memory (a 40-card Paulista measurement filled a disk with its nine
+    7.7 GB trees and lost an hour of work before this)."""
     import json
+    import shutil
 
     from truc_env.io.atomic import atomic_open
 
-    with atomic_open(path, "wb") as f:
-        np.savez(f, header=np.array(json.dumps(header)), **arrays)
+    size = sum(np.asarray(a).nbytes for a in arrays.values())
+    folder = os.path.dirname(path) or "."
+    why = None
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if shutil.disk_usage(folder).free < size + KEEP_FREE:  # not filled to the last byte: others write there too
+            why = f"{shutil.disk_usage(folder).free / 2**30:.1f} GiB free"
+        else:
+            with atomic_open(path, "wb") as f:
+                np.savez(f, header=np.array(json.dumps(header)), **arrays)
+    except OSError as e:
+        if e.errno not in NO_ROOM:
+            raise
+        why = os.strerror(e.errno).lower()
+    if why is None:
+        return True
+    print(f"truc: no room to keep the {what} ({size / 2**30:.1f} GiB) in {folder} ({why}): going on from memory; "
+          "`truc cache` lists and clears the cache", file=sys.stderr, flush=True)
+    return False
 
 
 CACHE_PREFIXES = ("tree", "inputs")  # the files this module writes: <prefix>-<key digest>.npz
