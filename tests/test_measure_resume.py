@@ -37,6 +37,11 @@ def test_a_tree_the_disk_has_no_room_for_is_measured_from_memory(tmp_path, monke
 
 
 def test_a_write_that_fills_the_disk_leaves_no_file_and_goes_on(tmp_path, monkeypatch, capsys):
+    import shutil
+
+    usage = shutil.disk_usage(tmp_path)  # room by the count beforehand: the write itself finds the disk full
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage._replace(free=1 << 40))
+
     def full(*a, **k):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 

@@ -229,7 +229,7 @@ def cache_read(cache_dir: str | None, prefix: str, key: dict, what: str,
 
 
 NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # a write that failed for lack of room, not of a bad path
-KEEP_FREE = 1 << 30  # a cache file is not written where it would leave less than this free on its disk
+KEEP_FREE = 256 << 20  # a cache file is not written where it would leave less than this free on its disk
 
 
 def cache_write(path: str, header: dict, arrays: dict, what: str = "cache file") -> bool:
