@@ -99,14 +99,16 @@ class BatchTable:
             legal = tuple(np.flatnonzero(games.mask[b]).tolist())
             hit = self._seen.get((key, legal))
             if hit is None:  # a decision met again (most of them, past the first updates) is a lookup
+                missed = self.misses
                 dist = self.probabilities(key, list(legal))
                 cdf = np.cumsum(np.fromiter(dist.values(), float, len(dist)))
-                hit = (list(dist), cdf / cdf[-1])
+                hit = (list(dist), cdf / cdf[-1], self.misses > missed)
                 if len(self._seen) >= SEEN_LIMIT:
                     self._seen.clear()
                 self._seen[(key, legal)] = hit
-            else:
+            else:  # counted as the agent counts them: every decision, every miss
                 self.decisions += 1
-            acts, cdf = hit
+                self.misses += hit[2]
+            acts, cdf, _ = hit
             out[row] = acts[min(int(np.searchsorted(cdf, draws[row], side="right")), len(acts) - 1)]
         return out
