@@ -18,6 +18,7 @@ import numpy as np
 from agents.cfr.agent import CFRAgent, spread
 from agents.cfr.keys import InfoKey
 from agents.cfr.tree import PLAY
+from truc_env.game.actions import layout_of
 
 SEEN_LIMIT = 200_000  # decisions kept for lookup (a few hundred MB at most; cleared when full)
 
@@ -41,10 +42,14 @@ class BatchTable:
             return "not a table: agent"
         if agent.rules.key != rules.key:
             return "the strategy was solved for other rules"
+        return BatchTable.why_not_rules(rules)
+
+    @staticmethod
+    def why_not_rules(rules) -> str | None:
+        """Why no table of ``rules`` can decide on their batched engine (None: one can)."""
         if rules.players != 2 or rules.vira or rules.envido or rules.flor:
             return "a table on the batched engine plays heads-up hands without a vira, envido or flor"
-        L = agent.layout
-        if L.slot >= 0 or rules.signals.mode != "none" or rules.put_pass:
+        if layout_of(rules).slot >= 0 or rules.signals.mode != "none" or rules.put_pass:
             return "a table on the batched engine needs every decision public (no blind plays, signals or passes)"
         return None
 

@@ -493,10 +493,6 @@ def cmd_exploitability(args) -> None:
         os.unlink(resume[0])  # the result is written whole: the finished subgames are in it
 
 
-POLICY_SOURCES = ("train/eval/exploitability.py", "train/eval/net_tables.py", "train/eval/heuristic_tables.py",
-                  "agents/players/heuristic.py", "agents/players/heuristic_batch.py", "agents/cfr/policy_tree.py")
-
-
 def subgames_resume(args, rules):
     """Heads-up Paulista with ``--out``: ``(<out>.subgames.json, key)``, where each finished subgame is kept until
     the result is written, so that the same command run again after an interruption measures only the rest.
@@ -504,7 +500,7 @@ def subgames_resume(args, rules):
     code); None elsewhere, or with ``--check-hands`` (its tables are held in memory)."""
     import hashlib
 
-    from train.eval.tree_cache import TREE_SOURCES, code_version
+    from train.eval.tree_cache import POLICY_SOURCES, TREE_SOURCES, code_version
 
     if not rules.vira or args.out is None or args.check_hands > 0:
         return None
@@ -783,7 +779,9 @@ def disk_full(e: BaseException, args) -> str | None:
     whole new one; progress files may end in a torn line, which a resumed run skips."""
     import errno
 
-    full = isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+    from truc_env.io.atomic import NO_ROOM
+
+    full = isinstance(e, OSError) and e.errno in NO_ROOM
     # torch's zip writer reports a failed write as a RuntimeError without the errno ("PytorchStreamWriter
     # failed writing file", or "[enforce fail at inline_container.cc] unexpected pos" on a size limit)
     full = full or (isinstance(e, RuntimeError) and ("PytorchStreamWriter" in str(e) or "inline_container" in str(e)))

@@ -81,15 +81,15 @@ def br_config(spec: str, rules: Rules, steps: int, seed: int, out_dir: str, name
     """The PPO config of the best-response learner against ``spec`` on ``rules``; ``overrides`` (a
     mapping) and ``set_pairs`` (``key=value`` strings, as ``--set``) change its settings."""
     from agents import spec_kind
+    from agents.cfr.table_batch import BatchTable
     from train.algos.ppo import PPOConfig
 
     # the batched engine runs the episodes against a heads-up heuristic, a network or random
-    # (train.algos.rollout.BatchPolicy), a table of a heads-up hand without vira, envido or flor
-    # (agents.cfr.table_batch.BatchTable); other agents play on engine tables (and it would only be built for nothing)
+    # (train.algos.rollout.BatchPolicy), a table where BatchTable plays (agents.cfr.table_batch); other agents play
+    # on engine tables (and it would only be built for nothing)
     kind = spec_kind(spec)  # net: and its alias ppo: alike (a check naming only ppo: sent net: to tables)
-    heads_up = not rules.partnership and rules.players == 2
-    table = kind == "table" and heads_up and not (rules.vira or rules.envido or rules.flor)
-    batched = (kind == "heuristic" and heads_up) or kind in ("net", "random") or table
+    table = kind == "table" and BatchTable.why_not_rules(rules) is None
+    batched = (kind == "heuristic" and not rules.partnership and rules.players == 2) or kind in ("net", "random") or table
     d = {**BR_SETTINGS, "rollout": "auto" if batched else "engine", "progress": progress}
     d.update(overrides or {})
     d = config.apply_overrides(d, set_pairs)

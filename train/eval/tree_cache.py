@@ -4,7 +4,6 @@ and a digest of the sources that build them (a change in any makes every cached 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import sys
 import time
@@ -23,6 +22,9 @@ TREE_SOURCES = ("agents/cfr/tree.py", "agents/cfr/labels.py", "agents/cfr/unfold
 # and what a node's network input depends on besides
 ENCODER_SOURCES = TREE_SOURCES + ("truc_env/game/observe.py", "truc_env/game/view.py", "agents/network/network.py",
                                     "agents/cfr/policy_tree.py", "train/eval/node_inputs.py")
+# and what an agent's exact figure depends on besides (the tables it is written into, the heuristics' code)
+POLICY_SOURCES = ("train/eval/exploitability.py", "train/eval/net_tables.py", "train/eval/heuristic_tables.py",
+                  "agents/players/heuristic.py", "agents/players/heuristic_batch.py", "agents/cfr/policy_tree.py")
 _TREE_ARRAYS = ("actor", "hs", "act_start", "label", "kind", "child", "util", "trans", "hs_off", "hs_hands", "tr_off",
                 "tr_pos", "W")
 
@@ -228,7 +230,6 @@ def cache_read(cache_dir: str | None, prefix: str, key: dict, what: str,
     return path, arrays
 
 
-NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # a write that failed for lack of room, not of a bad path
 KEEP_FREE = 256 << 20  # a cache file is not written where it would leave less than this free on its disk
 
 
@@ -242,15 +243,16 @@ def cache_write(path: str, header: dict, arrays: dict, what: str = "cache file")
     import json
     import shutil
 
-    from truc_env.io.atomic import atomic_open
+    from truc_env.io.atomic import NO_ROOM, atomic_open
 
     size = sum(np.asarray(a).nbytes for a in arrays.values())
     folder = os.path.dirname(path) or "."
     why = None
     try:
         os.makedirs(folder, exist_ok=True)
-        if shutil.disk_usage(folder).free < size + KEEP_FREE:  # not filled to the last byte: others write there too
-            why = f"{shutil.disk_usage(folder).free / 2**30:.1f} GiB free"
+        free = shutil.disk_usage(folder).free
+        if free < size + KEEP_FREE:  # not filled to the last byte: others write there too
+            why = f"{free / 2**30:.1f} GiB free"
         else:
             with atomic_open(path, "wb") as f:
                 np.savez(f, header=np.array(json.dumps(header)), **arrays)

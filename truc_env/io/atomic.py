@@ -6,10 +6,13 @@ Also :func:`read_text`, the one reader of the text files a user hands in (config
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
+
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # a write that failed for lack of room: full, quota, size limit
 
 
 @contextmanager
