@@ -16,7 +16,7 @@ gives relabellings of the suits that change nothing in the game, to average a po
 suit-blind over them. With ``abstraction="none"`` every card is its own class.
 
 - :func:`infoset_state`: a real engine state at an information set (any agent, small games);
-- :func:`root_state`, :func:`hand_rows`, :func:`scatter_logits`: one state per public node, the
+- :func:`root_state`, :func:`hand_rows`, :func:`scatter_rows`: one state per public node, the
   hand-dependent parts of a batch's rows and the batch's answers added to the table;
 - :func:`best_response_values`: each seat's exact best response to the table.
 """
@@ -266,46 +266,60 @@ def hand_rows(node_set, used, own_played, hs_off, hs_hands, hand_counts, card_in
 
 
 @njit(cache=True)
-def scatter_logits(logits, row_node, row_hand, row_cards, perm, nonplay, play, nodes, iset_off, iset_start, slot_k,
-                    act_start, label, act_class, n_classes, weight, sigma):
-    """Softmax of each row's logits over its legal actions (the node's non-card actions and the
-    hand's cards, relabelled by ``perm``), card plays summed per class, ``weight`` x that added to
-    the row's slots."""
-    A = logits.shape[1]
+def scatter_rows(values, src, logits, row_node, row_hand, row_cards, perm, nonplay, play, nodes, iset_off, iset_start,
+                 slot_k, act_start, label, act_class, n_classes, weight, sigma):
+    """Each row's distribution over its legal actions (the node's non-card actions and the hand's cards,
+    relabelled by ``perm``), card plays summed per class, ``weight`` x that added to the row's slots. Row ``r``
+    reads row ``src[r]`` of ``values``: logits (``logits``: a softmax) or probabilities (renormalised)."""
+    A = values.shape[1]
     legal = np.zeros(A, dtype=np.bool_)
     p = np.zeros(A)
     pc = np.zeros(n_classes)
-    for r in range(logits.shape[0]):
+    for r in range(src.shape[0]):
         b = row_node[r]
         n = nodes[b]
+        v = values[src[r]]
         for a in range(A):
             legal[a] = nonplay[b, a]
         for u in range(row_cards.shape[1]):
             if row_cards[r, u] >= 0:
                 legal[play + perm[row_cards[r, u]]] = True
         top = -np.inf
-        for a in range(A):
-            if legal[a] and logits[r, a] > top:
-                top = logits[r, a]
+        if logits:
+            for a in range(A):
+                if legal[a] and v[a] > top:
+                    top = v[a]
         tot = 0.0
         for a in range(A):
-            p[a] = np.exp(np.float64(logits[r, a]) - np.float64(top)) if legal[a] else 0.0
+            if not legal[a]:
+                p[a] = 0.0
+            elif logits:
+                p[a] = np.exp(np.float64(v[a]) - np.float64(top))
+            else:
+                p[a] = v[a]
             tot += p[a]
-        pc[:] = 0.0
-        for a in range(A):
-            p[a] /= tot
-            if act_class[a] >= 0:
-                pc[act_class[a]] += p[a]
-        i = iset_off[n] + row_hand[r]
-        a0, a1 = iset_start[i], iset_start[i + 1]
-        tot = 0.0
-        for s in range(a0, a1):
-            lab = label[act_start[n] + slot_k[s]]
-            tot += pc[lab - PLAY] if lab >= PLAY else (0.0 if lab == STUCK else p[lab])
-        for s in range(a0, a1):
-            lab = label[act_start[n] + slot_k[s]]
-            q = pc[lab - PLAY] if lab >= PLAY else (0.0 if lab == STUCK else p[lab])  # STUCK: no engine action
-            sigma[s] += weight * (q / tot if tot > 0 else 1.0 / (a1 - a0))
+        add_to_slots(p, tot, pc, n, iset_off[n] + row_hand[r], iset_start, slot_k, act_start, label, act_class,
+                     weight, sigma)
+
+
+@njit(cache=True)
+def add_to_slots(p, tot, pc, n, i, iset_start, slot_k, act_start, label, act_class, weight, sigma):
+    """Add ``weight`` x the row's distribution (``p`` over engine actions, summing to ``tot``) to the slots of
+    information set ``i`` at node ``n``: card plays summed per class (into the scratch ``pc``)."""
+    pc[:] = 0.0
+    for a in range(p.shape[0]):
+        p[a] /= tot
+        if act_class[a] >= 0:
+            pc[act_class[a]] += p[a]
+    a0, a1 = iset_start[i], iset_start[i + 1]
+    tot = 0.0
+    for s in range(a0, a1):
+        lab = label[act_start[n] + slot_k[s]]
+        tot += pc[lab - PLAY] if lab >= PLAY else (0.0 if lab == STUCK else p[lab])
+    for s in range(a0, a1):
+        lab = label[act_start[n] + slot_k[s]]
+        q = pc[lab - PLAY] if lab >= PLAY else (0.0 if lab == STUCK else p[lab])  # STUCK: no engine action
+        sigma[s] += weight * (q / tot if tot > 0 else 1.0 / (a1 - a0))
 
 
 @njit(cache=True)

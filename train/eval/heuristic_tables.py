@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.cfr.policy_tree import CardClasses, scatter_logits
+from agents.cfr.policy_tree import CardClasses, scatter_rows
 from agents.cfr.solver import PublicTreeSolver
 from agents.cfr.tree import NATURE, PublicTree
 from train.eval.net_tables import chunk_rows
@@ -86,13 +86,10 @@ def tabulate_heuristic(tree: PublicTree, solver: PublicTreeSolver, style: str, r
             mask[r_idx, L.play + cards_in[held]] = True
             probs[sl] = player.probabilities(obs, mask)
         row_of = u_off[inv[c.m_node]] + c.m_hand  # each member row's decided row
-        for lo in range(0, len(row_of), ROWS):
-            sl = slice(lo, lo + ROWS)
-            with np.errstate(divide="ignore"):  # an action the heuristic never takes: log 0 = -inf, probability 0
-                logits = np.log(probs[row_of[sl]])
-            scatter_logits(logits, c.m_node[sl], c.m_hand[sl], c.m_cards[sl], identity, c.m_nonplay, L.play,
-                           c.m_nodes, solver.iset_off, solver.iset_start, solver.slot_k, tree.act_start, tree.label,
-                           act_class, ab.n_classes, 1.0, sigma)
+        scatter_rows(probs, row_of, False, c.m_node, c.m_hand, c.m_cards, identity, c.m_nonplay, L.play, c.m_nodes,
+                     solver.iset_off, solver.iset_start, solver.slot_k, tree.act_start, tree.label, act_class,
+                     ab.n_classes, 1.0, sigma)
         bar.update(len(c.m_nodes))
     bar.close()
     return sigma
+

@@ -12,7 +12,7 @@ from agents.cfr.policy_tree import (
     first_hand_bits,
     hand_rows,
     root_state,
-    scatter_logits,
+    scatter_rows,
 )
 from agents.cfr.solver import PublicTreeSolver
 from agents.cfr.tree import NATURE, STUCK, PublicTree
@@ -333,9 +333,9 @@ def tabulate_ppo(tree: PublicTree, solver: PublicTreeSolver, net, features: str,
                 for layer in folded:
                     y = y.sigmoid_() if layer is None else layer(y)
                 logits = y.numpy()
-            scatter_logits(logits[c.src], c.m_node, c.m_hand, c.m_cards, perm, c.m_nonplay, L.play, c.m_nodes,
-                           solver.iset_off, solver.iset_start, solver.slot_k, tree.act_start, tree.label, act_class,
-                           ab.n_classes, 1.0 / passes, sigma)
+            scatter_rows(logits, c.src, True, c.m_node, c.m_hand, c.m_cards, perm, c.m_nonplay, L.play, c.m_nodes,
+                         solver.iset_off, solver.iset_start, solver.slot_k, tree.act_start, tree.label, act_class,
+                         ab.n_classes, 1.0 / passes, sigma)
         bar.update(len(c.m_nodes))
     bar.close()
     return sigma
