@@ -42,6 +42,12 @@ def test_the_page_has_every_agent_its_figure_and_its_command(tmp_path, monkeypat
     assert lbm.generate(lb, "tiny.yaml", log=lambda m: None) == text
 
 
+def test_an_exact_figure_says_what_it_covers():
+    ex = {"kind": "exact", "value": 0.66, "scope": "one vira per subgame", "command": "truc exploitability", "source": "x"}
+    assert lbm._fmt_ex(ex) == ("0.6600", "exact (one vira per subgame)", "`truc exploitability` (x)")
+    assert lbm._fmt_ex({**ex, "scope": None})[1] == "exact"
+
+
 def test_main_writes_the_page(tmp_path):
     import yaml
 

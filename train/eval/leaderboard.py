@@ -5,7 +5,8 @@ the agents and where each one's exploitability comes from:
 
 - ``{kind: exact, value: X, command: ..., source: ...}`` or ``{kind: approx, value: X, ci95: [lo, hi], ...}``: a
   figure measured before by that command (models/README.md, docs JSON), taken as it is and cited (``method: lbr``:
-  the approximate figure is a local best response's, ``truc exploitability --lbr``, not a learned one's);
+  the approximate figure is a local best response's, ``truc exploitability --lbr``, not a learned one's; ``scope``:
+  what an exact figure covers where it is not the whole game, printed beside "exact");
 - ``{kind: exact, measure: true}``: measured here (:func:`train.eval.exploitability.policy_exploitability`, seed 0);
 - ``{kind: approx, measure: true, br_steps: N, eval_deals: M}``: a learned best response measured here
   (:func:`train.eval.approx_br.approx_exploitability`, seed 0), a lower bound;
@@ -147,7 +148,7 @@ def _fmt_ex(ex: dict | None) -> tuple[str, str, str]:
         if hi is not None and hi < 0:  # the learner lost to the policy: a bound below 0 says no more than >= 0
             kind += "; below 0: empty"
     else:
-        kind = "exact"
+        kind = "exact" + (f" ({ex['scope']})" if ex.get("scope") else "")
     return value, kind, f"`{ex['command']}`" + (f" ({ex['source']})" if ex.get("source") else "")
 
 
