@@ -198,3 +198,13 @@ def test_table_narration_and_menu_share_one_notation():
     assert not re.search(r"\b(7|8|9|T|J|Q|K|A)[cdhs]\b", text)  # never the record notation 7d
     assert "pending: seat 1 calls raise" not in text and not re.search(r"^  legal: ", text, re.M)
     assert re.search(r"^  pending: seat [01]( \(you\))? calls (truc!|two more\?) \(for \d+\)$", text, re.M)
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly():
+    # `truc rules truco_paulista | head -3`: the pipe closes before the command writes, which is no error of ours
+    p = subprocess.Popen([sys.executable, "-m", "train.commands.cli", "rules", "truco_paulista"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parents[1])
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 141, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err

@@ -822,6 +822,9 @@ def main(argv: list[str] | None = None, run: bool = True) -> int:
     except KeyboardInterrupt:
         print("\ntruc: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader left (`truc rules ... | head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to flush at exit
+        return 141
     except (OSError, RuntimeError) as e:
         line = disk_full(e, args if "args" in locals() else None)
         if line is None:
