@@ -298,28 +298,21 @@ def scatter_rows(values, src, logits, row_node, row_hand, row_cards, perm, nonpl
             else:
                 p[a] = v[a]
             tot += p[a]
-        add_to_slots(p, tot, pc, n, iset_off[n] + row_hand[r], iset_start, slot_k, act_start, label, act_class,
-                     weight, sigma)
-
-
-@njit(cache=True)
-def add_to_slots(p, tot, pc, n, i, iset_start, slot_k, act_start, label, act_class, weight, sigma):
-    """Add ``weight`` x the row's distribution (``p`` over engine actions, summing to ``tot``) to the slots of
-    information set ``i`` at node ``n``: card plays summed per class (into the scratch ``pc``)."""
-    pc[:] = 0.0
-    for a in range(p.shape[0]):
-        p[a] /= tot
-        if act_class[a] >= 0:
-            pc[act_class[a]] += p[a]
-    a0, a1 = iset_start[i], iset_start[i + 1]
-    tot = 0.0
-    for s in range(a0, a1):
-        lab = label[act_start[n] + slot_k[s]]
-        tot += pc[lab - PLAY] if lab >= PLAY else (0.0 if lab == STUCK else p[lab])
-    for s in range(a0, a1):
-        lab = label[act_start[n] + slot_k[s]]
-        q = pc[lab - PLAY] if lab >= PLAY else (0.0 if lab == STUCK else p[lab])  # STUCK: no engine action
-        sigma[s] += weight * (q / tot if tot > 0 else 1.0 / (a1 - a0))
+        pc[:] = 0.0
+        for a in range(A):
+            p[a] /= tot
+            if act_class[a] >= 0:
+                pc[act_class[a]] += p[a]
+        i = iset_off[n] + row_hand[r]
+        a0, a1 = iset_start[i], iset_start[i + 1]
+        tot = 0.0
+        for s in range(a0, a1):
+            lab = label[act_start[n] + slot_k[s]]
+            tot += pc[lab - PLAY] if lab >= PLAY else (0.0 if lab == STUCK else p[lab])
+        for s in range(a0, a1):
+            lab = label[act_start[n] + slot_k[s]]
+            q = pc[lab - PLAY] if lab >= PLAY else (0.0 if lab == STUCK else p[lab])  # STUCK: no engine action
+            sigma[s] += weight * (q / tot if tot > 0 else 1.0 / (a1 - a0))
 
 
 @njit(cache=True)
