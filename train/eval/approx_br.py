@@ -108,6 +108,14 @@ def br_config(spec: str, rules: Rules, steps: int, seed: int, out_dir: str, name
     return cfg
 
 
+def recorded_settings(overrides, set_pairs) -> list[str]:
+    """The learner's settings a result names: :data:`BR_SETTINGS`' and every one the caller set (``--br-set
+    update_epochs=8`` must be in the file that a figure is reproduced from)."""
+    keys = [*BR_SETTINGS, "rollout", "rollout_shards", "init_from"]
+    keys += [k for k in overrides or {}] + [path[0] for path, _ in config.parse_overrides(set_pairs)]
+    return [k for k in dict.fromkeys(keys) if k not in FIXED]
+
+
 def play_deals(cfg_dict: dict, units: list[dict]) -> tuple[list[dict], float]:
     """The arena's units ``units`` played here (a Ray task of :func:`measure_value`), with the CPU seconds they took."""
     from train.algos.rollout_shards import cpu_seconds
@@ -223,7 +231,7 @@ def approx_exploitability(spec: str, rules: Rules, steps: int, seed: int = 0, ev
                "br_side0": value["side0"], "br_side1": value["side1"], "eval_deals": eval_deals,
                "eval_seed": value["eval_seed"], "sd_per_deal": value["sd"], "br_steps": run["global_step"],
                "br_budget": steps, "seed": seed, "br_play": br_play,
-               "br_settings": {k: getattr(cfg, k) for k in (*BR_SETTINGS, "rollout", "rollout_shards", "init_from")},
+               "br_settings": {k: getattr(cfg, k) for k in recorded_settings(overrides, set_pairs)},
                "br_policy": policy if tmp is None else None, "train_cpu_seconds": train_cpu,
                "measure_cpu_seconds": time.process_time() - cpu1, "seconds": time.time() - t0,
                "backend": cfg.backend, "workers": cfg.workers}
