@@ -92,4 +92,3 @@ def tabulate_heuristic(tree: PublicTree, solver: PublicTreeSolver, style: str, r
         bar.update(len(c.m_nodes))
     bar.close()
     return sigma
-
