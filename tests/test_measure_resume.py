@@ -111,3 +111,55 @@ def test_the_cli_keeps_finished_subgames_until_the_result_is_written(tmp_path, m
     assert main(args) == 0
     data = json.loads(out.read_text())
     assert data["resumed_subgames"] == [0] and not (tmp_path / "p.json.subgames.json").exists()
+
+
+def _kb_limit(monkeypatch, kib: float) -> None:
+    monkeypatch.setenv("TRUC_CACHE_MAX_GB", repr(kib / 2**20))
+
+
+def test_the_cache_keeps_within_its_limit_dropping_the_least_recently_used(tmp_path, monkeypatch, capsys):
+    _kb_limit(monkeypatch, 3.5)  # room for two of these files (1 KiB of array, about 1.4 KiB on disk), not three
+    d, arrays = tmp_path / "c", {"a": np.zeros(128)}
+    d.mkdir()
+    (d / "notes.npz").write_bytes(b"0" * 4096)  # the user's own file is never the cache's to delete
+    paths = {}
+    for name in "abc":
+        key = {"name": name}
+        paths[name], none = tree_cache.cache_read(str(d), "tree", key, "tree")
+        assert none is None and tree_cache.cache_write(paths[name], {"key": key}, arrays)
+        os.utime(paths[name], (ord(name), ord(name)))  # written in turn: a, then b
+        if name == "b":  # a is the older, but read since: cache_read touches what it reads
+            assert tree_cache.cache_read(str(d), "tree", {"name": "a"}, "tree")[1] is not None
+    assert sorted(os.listdir(d)) == sorted(["notes.npz", os.path.basename(paths["a"]), os.path.basename(paths["c"])])
+    assert "1 least recently used file" in capsys.readouterr().err
+
+
+def test_a_cache_hit_counts_as_use(tmp_path):
+    from train.eval import exploitability as ex_
+
+    rules = make_rules("le_truc", ranks=3, hand_size=1, max_raises=1, redeal=False)
+    ex_.cached_tree(rules, cache_dir=str(tmp_path))
+    (path,) = [p for p in tmp_path.iterdir() if p.name.startswith("tree-")]
+    os.utime(path, (1, 1))
+    ex_.cached_tree(rules, cache_dir=str(tmp_path))
+    assert path.stat().st_mtime > 1
+
+
+def test_a_file_over_the_limit_is_not_kept_and_a_bad_limit_is_refused(tmp_path, monkeypatch, capsys):
+    from train.commands.cli import main
+
+    _kb_limit(monkeypatch, 0.5)
+    path = str(tmp_path / "tree-x.npz")
+    assert tree_cache.cache_write(path, {"key": 1}, {"a": np.zeros(128)}, "public tree") is False
+    assert os.listdir(tmp_path) == [] and "the cache's limit is 0.0 GiB, $TRUC_CACHE_MAX_GB" in capsys.readouterr().err
+    monkeypatch.setenv("TRUC_CACHE_MAX_GB", "0")
+    assert tree_cache.cache_limit() is None and tree_cache.cache_write(path, {"key": 1}, {"a": np.zeros(128)})
+    assert main(["cache", "--cache-dir", str(tmp_path)]) == 0  # a file whose header holds no key mapping: unreadable
+    assert "unreadable  (stale)" in capsys.readouterr().out
+    for bad in ("lots", "-1", "nan", "inf"):
+        monkeypatch.setenv("TRUC_CACHE_MAX_GB", bad)
+        assert main(["cache", "--cache-dir", str(tmp_path)]) == 2
+        assert f"TRUC_CACHE_MAX_GB={bad!r}: the cache's limit in GiB" in capsys.readouterr().err
+        assert main(["exploitability", "--agent", "random", "--options", '{"ranks": 3, "hand_size": 1, "redeal": false}',
+                     "--cache-dir", str(tmp_path)]) == 2  # refused before any work
+        assert "TRUC_CACHE_MAX_GB" in capsys.readouterr().err

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from train.commands import flags
-from train.eval.tree_cache import cache_bytes, cache_entries, clear_cache, default_cache_dir  # noqa: F401  (cache_bytes: for cli)
+from train.eval.tree_cache import cache_bytes, cache_entries, cache_limit, clear_cache, default_cache_dir
 
 
 def human_bytes(n: int) -> str:
@@ -35,14 +35,25 @@ def run_cli(args) -> None:
         print(f"deleted {files} {'stale ' if args.stale else ''}cache file{'s' * (files != 1)} "
               f"({human_bytes(size)}) from {cache_dir}")
         return
-    entries = cache_entries(cache_dir)
+    entries, limit = cache_entries(cache_dir), cache_limit()
     total = sum(e["bytes"] for e in entries)
-    print(f"{cache_dir}: {len(entries)} file{'s' * (len(entries) != 1)}, {human_bytes(total)}")
+    kept = "no limit" if limit is None else f"kept within {limit / 2**30:.1f} GiB"
+    print(f"{cache_dir}: {len(entries)} file{'s' * (len(entries) != 1)}, {human_bytes(total)} "
+          f"({kept}, $TRUC_CACHE_MAX_GB; the least recently used files go first)")
     for e in entries:
         print(f"  {human_bytes(e['bytes']):>9}  {e['kind']:<7} {e['about']}{'  (stale)' if e['stale'] else ''}  "
               f"{e['path']}")
     if entries:
         print("free it with: truc cache --clear (or --clear --stale for the files no longer read)")
+
+
+def cache_start(cache_dir: str | None) -> int:
+    """The cache's bytes before a command writes to it, its limit checked first (a bad $TRUC_CACHE_MAX_GB is refused
+    before any work, not when the first tree is kept)."""
+    if cache_dir is None:
+        return 0
+    cache_limit()
+    return cache_bytes(cache_dir)
 
 
 def announce_growth(cache_dir: str | None, before: int) -> None:

@@ -446,10 +446,10 @@ def cmd_exploitability(args) -> None:
         from train.eval.exploitability import check_real_redeal
 
         check_real_redeal(agent, rules)
-    from train.commands.cache_cli import announce_growth, cache_bytes
+    from train.commands.cache_cli import announce_growth, cache_start
 
     cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
-    cached_before = cache_bytes(cache_dir) if cache_dir else 0
+    cached_before = cache_start(cache_dir)
     resume = subgames_resume(args, rules)
     result = policy_exploitability(agent, rules, dealer=args.dealer, abstraction=args.abstraction,
                                    first_hands=args.first_hands, suits=args.suits, seed=args.seed,
@@ -518,7 +518,7 @@ def subgames_resume(args, rules):
 def cmd_response(args) -> None:
 
     from agents import make_agent
-    from train.commands.cache_cli import announce_growth, cache_bytes
+    from train.commands.cache_cli import announce_growth, cache_start
     from train.eval.exploitability import default_cache_dir
     from train.eval.response_value import response_value
     from truc_env.game.rules import make_rules
@@ -527,7 +527,7 @@ def cmd_response(args) -> None:
     agent = make_agent(args.agent, rules, seed=args.seed)
     response = make_agent(args.response, rules, seed=args.seed)
     cache_dir = None if args.no_cache else (args.cache_dir or default_cache_dir())
-    cached_before = cache_bytes(cache_dir) if cache_dir else 0
+    cached_before = cache_start(cache_dir)
     result = response_value(agent, response, rules, dealer=args.dealer, abstraction=args.abstraction,
                             first_hands=args.first_hands, seed=args.seed, cache_dir=cache_dir,
                             log=(lambda msg: None) if args.quiet else None)

@@ -214,6 +214,8 @@ def cache_read(cache_dir: str | None, prefix: str, key: dict, what: str,
     path = os.path.join(cache_dir, f"{prefix}-{hashlib.sha256(text.encode()).hexdigest()[:20]}.npz")
     if not os.path.exists(path):
         return path, None
+    with contextlib.suppress(OSError):  # used now: the last to go when the cache makes room (a read-only cache stays as it is)
+        os.utime(path)
     try:
         if mmap:
             arrays = mapped_arrays(path)
@@ -231,6 +233,42 @@ def cache_read(cache_dir: str | None, prefix: str, key: dict, what: str,
 
 
 KEEP_FREE = 256 << 20  # a cache file is not written where it would leave less than this free on its disk
+CACHE_MAX_GB = 20.0  # the default limit of a cache folder: a few trees, not the nine 7.7 GB trees of a 40-card measurement
+
+
+def cache_limit() -> int | None:
+    """The most bytes a cache folder may hold: ``$TRUC_CACHE_MAX_GB`` (GiB, default 20; 0 for no limit). Past it
+    the least recently used cache files make room for a new one (:func:`cache_write`)."""
+    text = os.environ.get("TRUC_CACHE_MAX_GB", "").strip()
+    if not text:
+        return int(CACHE_MAX_GB * 2**30)
+    try:
+        gb = float(text)
+    except ValueError:
+        gb = -1.0
+    if not gb >= 0 or gb == float("inf"):
+        raise TrucError(f"TRUC_CACHE_MAX_GB={text!r}: the cache's limit in GiB, a number >= 0 (0: no limit)")
+    return int(gb * 2**30) if gb else None
+
+
+def _make_room(folder: str, size: int, limit: int, keep: str) -> tuple[int, int]:
+    """Delete the least recently used cache files of ``folder`` (by modification time: a read touches its file)
+    until ``size`` more bytes fit within ``limit``; (files, bytes) deleted."""
+    files = []
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if name.split("-", 1)[0] in CACHE_PREFIXES and name.endswith(".npz") and path != keep:
+            with contextlib.suppress(OSError):
+                st = os.stat(path)
+                files.append((st.st_mtime, st.st_size, path))
+    total, gone, freed = sum(f[1] for f in files), 0, 0
+    for _, bytes_, path in sorted(files):
+        if total + size <= limit:
+            break
+        with contextlib.suppress(OSError):  # another process took it first, or it cannot go: the write still fits the disk
+            os.unlink(path)
+            total, gone, freed = total - bytes_, gone + 1, freed + bytes_
+    return gone, freed
 
 
 def cache_write(path: str, header: dict, arrays: dict, what: str = "cache file") -> bool:
@@ -247,9 +285,17 @@ def cache_write(path: str, header: dict, arrays: dict, what: str = "cache file")
 
     size = sum(np.asarray(a).nbytes for a in arrays.values())
     folder = os.path.dirname(path) or "."
-    why = None
+    why, limit = None, cache_limit()
     try:
         os.makedirs(folder, exist_ok=True)
+        if limit is not None and size > limit:
+            return _not_kept(what, size, folder, f"the cache's limit is {limit / 2**30:.1f} GiB, $TRUC_CACHE_MAX_GB")
+        if limit is not None:
+            gone, freed = _make_room(folder, size, limit, keep=path)
+            if gone:
+                print(f"truc: the cache in {folder} keeps within {limit / 2**30:.1f} GiB ($TRUC_CACHE_MAX_GB): "
+                      f"{gone} least recently used file{'s' * (gone != 1)} ({freed / 2**30:.1f} GiB) deleted",
+                      file=sys.stderr, flush=True)
         free = shutil.disk_usage(folder).free
         if free < size + KEEP_FREE:  # not filled to the last byte: others write there too
             why = f"{free / 2**30:.1f} GiB free"
@@ -260,8 +306,10 @@ def cache_write(path: str, header: dict, arrays: dict, what: str = "cache file")
         if e.errno not in NO_ROOM:
             raise
         why = os.strerror(e.errno).lower()
-    if why is None:
-        return True
+    return True if why is None else _not_kept(what, size, folder, why)
+
+
+def _not_kept(what: str, size: int, folder: str, why: str) -> bool:
     print(f"truc: no room to keep the {what} ({size / 2**30:.1f} GiB) in {folder} ({why}): going on from memory; "
           "`truc cache` lists and clears the cache", file=sys.stderr, flush=True)
     return False
@@ -293,7 +341,9 @@ def cache_entries(cache_dir: str) -> list[dict]:
             try:
                 with np.load(path, allow_pickle=False) as z:
                     key = json.loads(str(z["header"]))["key"]
-            except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+                if not isinstance(key, dict):
+                    raise ValueError("a key is a mapping")
+            except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
                 entry.update(about="unreadable", stale=True)
             else:
                 entry["about"] = _describe_key(key)
