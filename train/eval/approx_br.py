@@ -112,7 +112,7 @@ def recorded_settings(overrides, set_pairs) -> list[str]:
     """The learner's settings a result names: :data:`BR_SETTINGS`' and every one the caller set (``--br-set
     update_epochs=8`` must be in the file that a figure is reproduced from)."""
     keys = [*BR_SETTINGS, "rollout", "rollout_shards", "init_from"]
-    keys += [k for k in overrides or {}] + [path[0] for path, _ in config.parse_overrides(set_pairs)]
+    keys += list(overrides or {}) + [path[0] for path, _ in config.parse_overrides(set_pairs)]
     return [k for k in dict.fromkeys(keys) if k not in FIXED]
 
 

@@ -4,6 +4,7 @@ and a digest of the sources that build them (a change in any makes every cached 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import time
@@ -232,6 +233,14 @@ def cache_read(cache_dir: str | None, prefix: str, key: dict, what: str,
     return path, arrays
 
 
+CACHE_PREFIXES = ("tree", "inputs")  # the files this module writes: <prefix>-<key digest>.npz
+
+
+def is_cache_file(name: str) -> bool:
+    """Is the file named ``name`` one this module writes (nothing else in a cache folder is its to delete)?"""
+    return name.split("-", 1)[0] in CACHE_PREFIXES and name.endswith(".npz")
+
+
 KEEP_FREE = 256 << 20  # a cache file is not written where it would leave less than this free on its disk
 CACHE_MAX_GB = 20.0  # the default limit of a cache folder: a few trees, not the nine 7.7 GB trees of a 40-card measurement
 
@@ -245,8 +254,8 @@ def cache_limit() -> int | None:
     try:
         gb = float(text)
     except ValueError:
-        gb = -1.0
-    if not gb >= 0 or gb == float("inf"):
+        gb = math.nan
+    if not (math.isfinite(gb) and gb >= 0):
         raise TrucError(f"TRUC_CACHE_MAX_GB={text!r}: the cache's limit in GiB, a number >= 0 (0: no limit)")
     return int(gb * 2**30) if gb else None
 
@@ -257,7 +266,7 @@ def _make_room(folder: str, size: int, limit: int, keep: str) -> tuple[int, int]
     files = []
     for name in os.listdir(folder):
         path = os.path.join(folder, name)
-        if name.split("-", 1)[0] in CACHE_PREFIXES and name.endswith(".npz") and path != keep:
+        if is_cache_file(name) and path != keep:
             with contextlib.suppress(OSError):
                 st = os.stat(path)
                 files.append((st.st_mtime, st.st_size, path))
@@ -288,9 +297,9 @@ def cache_write(path: str, header: dict, arrays: dict, what: str = "cache file")
     why, limit = None, cache_limit()
     try:
         os.makedirs(folder, exist_ok=True)
-        if limit is not None and size > limit:
-            return _not_kept(what, size, folder, f"the cache's limit is {limit / 2**30:.1f} GiB, $TRUC_CACHE_MAX_GB")
         if limit is not None:
+            if size > limit:
+                return _not_kept(what, size, folder, f"the cache's limit is {limit / 2**30:.1f} GiB, $TRUC_CACHE_MAX_GB")
             gone, freed = _make_room(folder, size, limit, keep=path)
             if gone:
                 print(f"truc: the cache in {folder} keeps within {limit / 2**30:.1f} GiB ($TRUC_CACHE_MAX_GB): "
@@ -315,7 +324,6 @@ def _not_kept(what: str, size: int, folder: str, why: str) -> bool:
     return False
 
 
-CACHE_PREFIXES = ("tree", "inputs")  # the files this module writes: <prefix>-<key digest>.npz
 
 
 def cache_entries(cache_dir: str) -> list[dict]:
@@ -333,7 +341,7 @@ def cache_entries(cache_dir: str) -> list[dict]:
         path = os.path.join(cache_dir, name)
         kind = name.split("-", 1)[0]
         leftover = name.startswith(".") and name.endswith(".tmp")  # an interrupted atomic write
-        if not (leftover or (kind in CACHE_PREFIXES and name.endswith(".npz"))) or not os.path.isfile(path):
+        if not (leftover or is_cache_file(name)) or not os.path.isfile(path):
             continue
         entry = {"path": path, "bytes": os.path.getsize(path), "kind": "partial write" if leftover else kind,
                  "about": "", "stale": leftover}
@@ -373,7 +381,7 @@ def cache_bytes(cache_dir: str) -> int:
     if not os.path.isdir(cache_dir):
         return 0
     return sum(os.path.getsize(os.path.join(cache_dir, f)) for f in os.listdir(cache_dir)
-               if f.split("-", 1)[0] in CACHE_PREFIXES and f.endswith(".npz"))
+               if is_cache_file(f))
 
 
 def clear_cache(cache_dir: str, stale_only: bool = False) -> tuple[int, int]:
