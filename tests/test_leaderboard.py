@@ -71,10 +71,27 @@ def test_an_agent_added_starts_that_arena_afresh(tmp_path):
     ([{"agent": "random", "exploitability": {"kind": "exact", "value": 1}}], "the 'command'"),
     ([{"agent": "random", "exploitability": {"kind": "approx", "method": "guess", "value": 1, "command": "x"}}],
      "'learned' .* or 'lbr'"),
+    ([{"agent": "random", "exploitabilty": {"kind": "exact", "value": 1, "command": "x"}}], r"unknown keys \['exploitabilty'\]"),
+    ([{"agent": "random", "exploitability": {"kind": "exact", "vlaue": 1, "value": 1, "command": "x"}}],
+     r"exploitability: unknown keys \['vlaue'\]"),
+    ([{"agent": "random", "exploitability": {"kind": "exact", "value": "1.2", "command": "x"}}], "not a finite number"),
+    ([{"agent": "random", "exploitability": {"kind": "exact", "value": -0.5, "command": "x"}}], "never below 0"),
+    ([{"agent": "random", "exploitability": {"kind": "approx", "value": 1.0, "ci95": [1.2, 1.4], "command": "x"}}],
+     "ci95 must be"),
+    ([{"agent": "random", "exploitability": {"kind": "approx", "measure": True, "br_steps": 0}}], "positive whole"),
+    ([{"agent": "random"}, {"agent": "random"}], "listed twice"),
+    (["random"], "a mapping with an 'agent' spec"),
 ])
 def test_bad_configs_are_refused(tmp_path, agents, match):
     with pytest.raises(TrucError, match=match):
         lbm.LeaderboardConfig.from_dict(_config(tmp_path, agents))
+
+
+def test_an_unknown_variant_key_is_refused(tmp_path):
+    cfg = _config(tmp_path, [{"agent": "random"}])
+    cfg["variants"][0]["arnea"] = {"deals": 10}
+    with pytest.raises(TrucError, match=r"unknown keys \['arnea'\]"):
+        lbm.LeaderboardConfig.from_dict(cfg)
 
 
 RANDOM_SMALL = 4.0478

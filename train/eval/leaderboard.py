@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import sys
@@ -51,21 +52,66 @@ class LeaderboardConfig:
         for v in self.variants:
             if not isinstance(v, dict) or "variant" not in v or not v.get("agents"):
                 raise TrucError("leaderboard config: each variant is a mapping with 'variant' and a list 'agents'")
+            _known(v, VARIANT_KEYS, f"leaderboard {v['variant']}")
             make_rules(v["variant"], **v.get("options", {}))
             bad = set(v.get("arena", {})) - set(ARENA_KEYS)
             if bad:
                 raise TrucError(f"leaderboard {v['variant']}: arena settings {sorted(bad)}; allowed: {', '.join(ARENA_KEYS)}")
+            seen = set()
             for a in v["agents"]:
-                ex = a.get("exploitability") or {}
-                if ex and ex.get("kind") not in ("exact", "approx"):
-                    raise TrucError(f"leaderboard {a.get('agent')!r}: exploitability kind {ex.get('kind')!r}: "
-                                    "'exact' or 'approx'")
-                if ex and ex.get("method", "learned") not in ("learned", "lbr"):
-                    raise TrucError(f"leaderboard {a.get('agent')!r}: approximate method {ex.get('method')!r}: "
-                                    "'learned' (a learned best response) or 'lbr' (a local best response)")
-                if ex and not ex.get("measure") and ("value" not in ex or "command" not in ex):
-                    raise TrucError(f"leaderboard {a.get('agent')!r}: a recorded figure needs 'value' and the "
-                                    "'command' that measured it (or measure: true)")
+                if not isinstance(a, dict) or not isinstance(a.get("agent"), str) or not a["agent"]:
+                    raise TrucError(f"leaderboard {v['variant']}: each agent is a mapping with an 'agent' spec, got {a!r}")
+                _known(a, AGENT_KEYS, f"leaderboard {a['agent']!r}")
+                if a["agent"] in seen:  # the arena ranks entrants by spec: a second row would shadow the first
+                    raise TrucError(f"leaderboard {v['variant']}: agent {a['agent']!r} listed twice")
+                seen.add(a["agent"])
+                _check_figure(a["agent"], a.get("exploitability") or {})
+
+
+VARIANT_KEYS = ("variant", "title", "note", "options", "arena", "agents", "name_key")
+AGENT_KEYS = ("agent", "exploitability")
+FIGURE_KEYS = ("kind", "value", "ci95", "command", "source", "scope", "method", "measure", "br_steps", "eval_deals",
+               "cache_dir")
+
+
+def _known(entry: dict, allowed: tuple, where: str) -> None:
+    bad = sorted(set(entry) - set(allowed))
+    if bad:
+        raise TrucError(f"{where}: unknown keys {bad}; allowed: {', '.join(allowed)}")
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _check_figure(agent: str, ex: dict) -> None:
+    """One agent's exploitability entry: a figure measured before (cited with its command) or one to measure here."""
+    if not ex:
+        return
+    where = f"leaderboard {agent!r}"
+    if not isinstance(ex, dict):
+        raise TrucError(f"{where}: 'exploitability' is a mapping, got {ex!r}")
+    _known(ex, FIGURE_KEYS, f"{where} exploitability")
+    if ex.get("kind") not in ("exact", "approx"):
+        raise TrucError(f"{where}: exploitability kind {ex.get('kind')!r}: 'exact' or 'approx'")
+    if ex.get("method", "learned") not in ("learned", "lbr"):
+        raise TrucError(f"{where}: approximate method {ex.get('method')!r}: "
+                        "'learned' (a learned best response) or 'lbr' (a local best response)")
+    if ex.get("measure"):
+        for k in ("br_steps", "eval_deals"):
+            if k in ex and not (isinstance(ex[k], int) and not isinstance(ex[k], bool) and ex[k] > 0):
+                raise TrucError(f"{where}: {k} must be a positive whole number, got {ex[k]!r}")
+        return
+    if "value" not in ex or "command" not in ex:
+        raise TrucError(f"{where}: a recorded figure needs 'value' and the 'command' that measured it (or measure: true)")
+    if not _number(ex["value"]):
+        raise TrucError(f"{where}: exploitability value {ex['value']!r} is not a finite number")
+    if ex["kind"] == "exact" and ex["value"] < 0:
+        raise TrucError(f"{where}: an exact exploitability is never below 0, got {ex['value']}")
+    if "ci95" in ex:
+        ci = ex["ci95"]
+        if not (isinstance(ci, (list, tuple)) and len(ci) == 2 and all(map(_number, ci)) and ci[0] <= ex["value"] <= ci[1]):
+            raise TrucError(f"{where}: ci95 must be [low, high] around the value {ex['value']}, got {ci!r}")
 
 
 LeaderboardConfig.SCHEMA = {"variants": config.List(config.DICT, min_len=1), "out": config.STR,
