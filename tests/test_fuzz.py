@@ -330,8 +330,13 @@ def test_foreign_and_half_written_files_are_clear_errors(strategy_file, ppo_file
         with pytest.raises(CheckpointError, match="damaged PPO checkpoint"):
             read_checkpoint(str(tmp_path / "bad.pt"), prules)
     (tmp_path / "half.pt").write_bytes(ppath.read_bytes()[:100])
-    with pytest.raises(CheckpointError, match="not a readable PPO checkpoint"):
+    with pytest.raises(CheckpointError, match="not a readable PPO checkpoint") as half:
         read_checkpoint(str(tmp_path / "half.pt"), prules)
+    torch.save({"format": FORMAT, "net": object()}, tmp_path / "pickled.pt")
+    with pytest.raises(CheckpointError, match=r"pickled objects\)$") as pickled:
+        read_checkpoint(str(tmp_path / "pickled.pt"), prules)
+    for e in (half.value, pickled.value):  # one line, and not torch's advice to load it unsafely
+        assert "\n" not in str(e) and "weights_only" not in str(e)
 
 
 def test_cfr_resume_wraps_a_damaged_checkpoint(tmp_path):

@@ -35,6 +35,15 @@ def save_atomic(obj: dict, path: str) -> None:
         torch.save(obj, f)
 
 
+def _why(e: Exception) -> str:
+    """torch's reason in one line: its weights-only refusal runs to a paragraph that suggests an unsafe load."""
+    text = str(e).strip()
+    if text.startswith("Weights only load failed"):
+        return "not a torch file of tensors and plain values: a file of another kind, or pickled objects"
+    first = text.splitlines()[0].split(". ")[0] if text else ""
+    return f"{type(e).__name__}: {first}" if first else type(e).__name__
+
+
 def read_checkpoint(path: str, rules=None) -> dict:
     """Load and check a checkpoint; with ``rules``, refuse one trained for other Rules."""
     try:
@@ -42,7 +51,7 @@ def read_checkpoint(path: str, rules=None) -> dict:
     except FileNotFoundError:
         raise CheckpointError(f"no PPO checkpoint at {path!r}") from None
     except Exception as e:  # truncated file, another format, pickled objects
-        raise CheckpointError(f"{path!r} is not a readable PPO checkpoint ({type(e).__name__}: {e})") from None
+        raise CheckpointError(f"{path!r} is not a readable PPO checkpoint ({_why(e)})") from None
     if not isinstance(ck, dict) or ck.get("format") != FORMAT:
         raise CheckpointError(f"{path!r} is not a PPO checkpoint (format {FORMAT!r} expected)")
     if ck.get("version") != VERSION:
