@@ -7,7 +7,14 @@
 from __future__ import annotations
 
 from train.commands import flags
-from train.eval.tree_cache import cache_bytes, cache_entries, cache_limit, clear_cache, default_cache_dir
+from train.eval.tree_cache import (
+    cache_bytes,
+    cache_entries,
+    cache_limit,
+    clear_cache,
+    clear_stale_locks,
+    default_cache_dir,
+)
 
 
 def human_bytes(n: int) -> str:
@@ -32,8 +39,10 @@ def run_cli(args) -> None:
         raise TrucError("--stale only goes with --clear (truc cache --clear --stale)")
     if args.clear:
         files, size = clear_cache(cache_dir, stale_only=args.stale)
+        locks = 0 if args.stale else clear_stale_locks(cache_dir)
         print(f"deleted {files} {'stale ' if args.stale else ''}cache file{'s' * (files != 1)} "
-              f"({human_bytes(size)}) from {cache_dir}")
+              f"({human_bytes(size)}) from {cache_dir}" + (f", and {locks} left-over lock file{'s' * (locks != 1)}"
+                                                            if locks else ""))
         return
     entries, limit = cache_entries(cache_dir), cache_limit()
     total = sum(e["bytes"] for e in entries)

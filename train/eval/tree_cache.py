@@ -397,3 +397,27 @@ def clear_cache(cache_dir: str, stale_only: bool = False) -> tuple[int, int]:
         files += 1
         size += entry["bytes"]
     return files, size
+
+
+def clear_stale_locks(cache_dir: str) -> int:
+    """Delete the :func:`build_lock` files no process holds (a build killed before it released its lock leaves
+    one behind; it blocks nothing, as the lock is the process's, but it clutters the folder). A held lock stays."""
+    try:
+        import fcntl
+    except ImportError:
+        return 0
+    if not os.path.isdir(cache_dir):
+        return 0
+    gone = 0
+    for name in os.listdir(cache_dir):
+        if not (name.endswith(".lock") and is_cache_file(name[:-len(".lock")])):
+            continue
+        path = os.path.join(cache_dir, name)
+        try:
+            with open(path, "a") as f:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held elsewhere: BlockingIOError, left alone
+                os.unlink(path)
+                gone += 1
+        except OSError:
+            continue
+    return gone
