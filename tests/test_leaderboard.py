@@ -95,3 +95,16 @@ def test_an_unknown_variant_key_is_refused(tmp_path):
 
 
 RANDOM_SMALL = 4.0478
+
+
+def test_every_committed_model_is_on_the_leaderboard():
+    import pathlib
+
+    import yaml
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    cfg = yaml.safe_load((root / "configs/leaderboard/all.yaml").read_text())
+    lbm.LeaderboardConfig.from_dict(cfg)  # and the committed config passes its own checks
+    listed = {a["agent"].split(":", 1)[1] for v in cfg["variants"] for a in v["agents"] if a["agent"].startswith("net:")}
+    missing = [p.name for p in sorted((root / "models").glob("*.pt")) if f"models/{p.name}" not in listed]
+    assert not missing, f"committed models missing from configs/leaderboard/all.yaml: {missing}"
