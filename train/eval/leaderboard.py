@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shlex
 import sys
@@ -80,10 +79,6 @@ def _known(entry: dict, allowed: tuple, where: str) -> None:
         raise TrucError(f"{where}: unknown keys {bad}; allowed: {', '.join(allowed)}")
 
 
-def _number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
 def _check_figure(agent: str, ex: dict) -> None:
     """One agent's exploitability entry: a figure measured before (cited with its command) or one to measure here."""
     if not ex:
@@ -99,19 +94,17 @@ def _check_figure(agent: str, ex: dict) -> None:
                         "'learned' (a learned best response) or 'lbr' (a local best response)")
     if ex.get("measure"):
         for k in ("br_steps", "eval_deals"):
-            if k in ex and not (isinstance(ex[k], int) and not isinstance(ex[k], bool) and ex[k] > 0):
-                raise TrucError(f"{where}: {k} must be a positive whole number, got {ex[k]!r}")
+            if k in ex:
+                config.check(config.Int(1), ex[k], f"{where} {k}")
         return
     if "value" not in ex or "command" not in ex:
         raise TrucError(f"{where}: a recorded figure needs 'value' and the 'command' that measured it (or measure: true)")
-    if not _number(ex["value"]):
-        raise TrucError(f"{where}: exploitability value {ex['value']!r} is not a finite number")
-    if ex["kind"] == "exact" and ex["value"] < 0:
-        raise TrucError(f"{where}: an exact exploitability is never below 0, got {ex['value']}")
+    # an exact exploitability is never below 0; a learned lower bound may be
+    value = ex["value"] = config.check(config.Float(0 if ex["kind"] == "exact" else None), ex["value"], f"{where} value")
     if "ci95" in ex:
-        ci = ex["ci95"]
-        if not (isinstance(ci, (list, tuple)) and len(ci) == 2 and all(map(_number, ci)) and ci[0] <= ex["value"] <= ci[1]):
-            raise TrucError(f"{where}: ci95 must be [low, high] around the value {ex['value']}, got {ci!r}")
+        ci = ex["ci95"] = config.check(config.List(config.Float(), min_len=2), ex["ci95"], f"{where} ci95")
+        if len(ci) != 2 or not ci[0] <= value <= ci[1]:
+            raise TrucError(f"{where}: ci95 must be [low, high] around the value {value}, got {ci!r}")
 
 
 LeaderboardConfig.SCHEMA = {"variants": config.List(config.DICT, min_len=1), "out": config.STR,

@@ -324,8 +324,6 @@ def _not_kept(what: str, size: int, folder: str, why: str) -> bool:
     return False
 
 
-
-
 def cache_entries(cache_dir: str) -> list[dict]:
     """Every cache file under ``cache_dir``: path, bytes, kind, what it was built for (from its header)
     and ``stale`` when today's sources would never read it again (its code digest is another)."""
