@@ -335,7 +335,15 @@ def test_foreign_and_half_written_files_are_clear_errors(strategy_file, ppo_file
     torch.save({"format": FORMAT, "net": object()}, tmp_path / "pickled.pt")
     with pytest.raises(CheckpointError, match=r"pickled objects\)$") as pickled:
         read_checkpoint(str(tmp_path / "pickled.pt"), prules)
-    for e in (half.value, pickled.value):  # one line, and not torch's advice to load it unsafely
+    (tmp_path / "config.pt").write_text("total_steps: 100\n")  # a config passed where a checkpoint belongs
+    with pytest.raises(CheckpointError, match=r"not a torch file: it starts with b'total_st'") as text:
+        read_checkpoint(str(tmp_path / "config.pt"), prules)
+    (tmp_path / "empty.pt").write_bytes(b"")
+    with pytest.raises(CheckpointError, match=r"\(an empty file\)$"):
+        read_checkpoint(str(tmp_path / "empty.pt"), prules)
+    with pytest.raises(CheckpointError, match="is a folder, not a PPO checkpoint"):
+        read_checkpoint(str(tmp_path), prules)
+    for e in (half.value, pickled.value, text.value):  # one line, and not torch's advice to load it unsafely
         assert "\n" not in str(e) and "weights_only" not in str(e)
 
 

@@ -44,12 +44,30 @@ def _why(e: Exception) -> str:
     return f"{type(e).__name__}: {first}" if first else type(e).__name__
 
 
+def _kind(path: str) -> str | None:
+    """Why the file cannot be a torch file from its first bytes (a zip archive, or a legacy pickle), or None."""
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if not head:
+        return "an empty file"
+    if head.startswith(b"PK") or head[:1] == b"\x80":
+        return None
+    return f"not a torch file: it starts with {head!r}, where a zip archive or a pickle is expected"
+
+
 def read_checkpoint(path: str, rules=None) -> dict:
     """Load and check a checkpoint; with ``rules``, refuse one trained for other Rules."""
     try:
+        kind = _kind(path)
+        if kind is not None:
+            raise CheckpointError(f"{path!r} is not a readable PPO checkpoint ({kind})")
         ck = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise CheckpointError(f"no PPO checkpoint at {path!r}") from None
+    except IsADirectoryError:
+        raise CheckpointError(f"{path!r} is a folder, not a PPO checkpoint") from None
+    except CheckpointError:
+        raise
     except Exception as e:  # truncated file, another format, pickled objects
         raise CheckpointError(f"{path!r} is not a readable PPO checkpoint ({_why(e)})") from None
     if not isinstance(ck, dict) or ck.get("format") != FORMAT:
