@@ -150,8 +150,14 @@ def test_strategy_file_refuses_other_rules_and_corrupt_files(tmp_path):
         load_strategy(path, make_rules("le_truc", **{**TINY, "max_raises": 2}))
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"not a zip at all")
-    with pytest.raises(TrucError, match="not a readable CFR strategy"):
+    with pytest.raises(TrucError, match=r"not a CFR strategy file \(it starts with b'not a zi'") as e:
         load_strategy(str(bad))
+    assert "allow_pickle" not in str(e.value)  # not numpy's advice to unpickle it
+    bad.write_bytes(b"")
+    with pytest.raises(TrucError, match=r"\(an empty file\)"):
+        load_strategy(str(bad))
+    with pytest.raises(TrucError, match="a folder, not a CFR strategy file"):
+        load_strategy(str(tmp_path))
     other = tmp_path / "other.npz"
     np.savez(other, x=np.zeros(3))
     with pytest.raises(TrucError, match="not a CFR strategy file"):

@@ -181,10 +181,19 @@ def save_table(path: str, tree: PublicTree, solver, table: np.ndarray | None = N
 def load_strategy(path: str, rules: Rules | None = None) -> Strategy:
     """Read a strategy file; refuse a corrupt file or one made for other Rules."""
     try:
+        with open(path, "rb") as f:  # numpy reads a file that is no archive as a pickle, and advises loading it so
+            head = f.read(8)
+        if not head.startswith(b"PK"):
+            what = "an empty file" if not head else f"it starts with {head!r}, where a zip archive (.npz) is expected"
+            raise TrucError(f"{path}: not a CFR strategy file ({what})")
         with np.load(path, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}
     except FileNotFoundError:
         raise TrucError(f"no strategy file {path!r}") from None
+    except IsADirectoryError:
+        raise TrucError(f"{path}: a folder, not a CFR strategy file") from None
+    except TrucError:
+        raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
         raise TrucError(f"{path}: not a readable CFR strategy file ({e})") from None
     except Exception as e:  # zlib.error and the like from a half-written file
