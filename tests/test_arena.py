@@ -61,6 +61,21 @@ def test_resume_refuses_another_config(tmp_path):
         run_arena(_cfg(tmp_path, deals=3), resume=True, progress=False)
 
 
+def test_plots_make_room_for_a_long_agent_spec(tmp_path):
+    """A table's spec holds its path; the labels must fit beside the axes (matplotlib warned and clipped them)."""
+    import warnings
+
+    from train.eval.report import _plots
+
+    names = ["cfr:" + "/very/long/run/folder" * 5 + "/strategy.npz", "heuristic:honest"]
+    summary = {"ranking": [{"entrant": n, "elo": e, "elo_lo": e - 5.0, "elo_hi": e + 5.0} for n, e in zip(names, (10.0, -10.0))],
+               "pairwise": {"entrants": names, "points_per_hand": [[None, 0.1], [-0.1, None]]}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _plots(summary, tmp_path)
+    assert (tmp_path / "ratings.png").stat().st_size > 0 and (tmp_path / "pairwise.png").stat().st_size > 0
+
+
 def test_outputs_are_written(tmp_path):
     run_arena(_cfg(tmp_path, deals=4), progress=False)
     out = tmp_path / "out"

@@ -129,7 +129,8 @@ def _plots(summary: dict, out: Path) -> None:
     import numpy as np
 
     rk = summary["ranking"]
-    fig, ax = plt.subplots(figsize=(6, 0.5 * len(rk) + 1.5))
+    label = _label_inches([r["entrant"] for r in rk])  # a long agent spec needs room beside the axes
+    fig, ax = plt.subplots(figsize=(4.5 + label, 0.5 * len(rk) + 1.5))
     y = np.arange(len(rk))[::-1]
     elo = np.array([r["elo"] for r in rk])
     err = np.array([[r["elo"] - r["elo_lo"] for r in rk], [r["elo_hi"] - r["elo"] for r in rk]])
@@ -143,7 +144,8 @@ def _plots(summary: dict, out: Path) -> None:
 
     names = summary["pairwise"]["entrants"]
     m = np.array([[np.nan if v is None else v for v in row] for row in summary["pairwise"]["points_per_hand"]])
-    fig, ax = plt.subplots(figsize=(1.2 * len(names) + 2.5, 1.0 * len(names) + 1.5))
+    label = _label_inches(names)  # the row labels beside, the column labels (at 30 degrees) below
+    fig, ax = plt.subplots(figsize=(1.2 * len(names) + 2.5 + 1.4 * label, 1.0 * len(names) + 1.5 + 0.5 * label))
     lim = np.nanmax(np.abs(m)) if np.isfinite(m).any() else 1.0
     im = ax.imshow(m, cmap="RdBu", vmin=-lim, vmax=lim)
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
@@ -156,6 +158,11 @@ def _plots(summary: dict, out: Path) -> None:
     fig.tight_layout()
     _save(fig, out / "pairwise.png")
     plt.close(fig)
+
+
+def _label_inches(names) -> float:
+    """About how wide the longest tick label is at matplotlib's default 10-point font."""
+    return 0.085 * max((len(str(n)) for n in names), default=0)
 
 
 def _save(fig, path: Path) -> None:
