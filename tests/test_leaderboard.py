@@ -108,3 +108,9 @@ def test_every_committed_model_is_on_the_leaderboard():
     listed = {a["agent"].split(":", 1)[1] for v in cfg["variants"] for a in v["agents"] if a["agent"].startswith("net:")}
     missing = [p.name for p in sorted((root / "models").glob("*.pt")) if f"models/{p.name}" not in listed]
     assert not missing, f"committed models missing from configs/leaderboard/all.yaml: {missing}"
+    # every agent with its exact or approximate figure, each from a committed result file
+    unmeasured = [f"{v['title']}: {a['agent']}" for v in cfg["variants"] for a in v["agents"] if "exploitability" not in a]
+    assert not unmeasured, f"agents with no exploitability on the leaderboard: {unmeasured}"
+    sources = {a["exploitability"].get("source") for v in cfg["variants"] for a in v["agents"]}
+    absent = sorted(s for s in sources if s and s.startswith("docs/") and not (root / s).exists())
+    assert not absent, f"result files named by the leaderboard but not committed: {absent}"
