@@ -145,7 +145,7 @@ def _plots(summary: dict, out: Path) -> None:
     names = summary["pairwise"]["entrants"]
     m = np.array([[np.nan if v is None else v for v in row] for row in summary["pairwise"]["points_per_hand"]])
     label = _label_inches(names)  # the row labels beside, the column labels (at 30 degrees) below
-    fig, ax = plt.subplots(figsize=(1.2 * len(names) + 2.5 + 1.4 * label, 1.0 * len(names) + 1.5 + 0.5 * label))
+    fig, ax = plt.subplots(figsize=(1.2 * len(names) + 2.5 + label, 1.0 * len(names) + 1.5 + 0.5 * label))
     lim = np.nanmax(np.abs(m)) if np.isfinite(m).any() else 1.0
     im = ax.imshow(m, cmap="RdBu", vmin=-lim, vmax=lim)
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
@@ -153,7 +153,8 @@ def _plots(summary: dict, out: Path) -> None:
     for i in range(len(names)):
         for j in range(len(names)):
             if np.isfinite(m[i, j]):
-                ax.text(j, i, f"{m[i, j]:+.2f}", ha="center", va="center", fontsize=8)
+                dark = abs(m[i, j]) > 0.6 * lim  # black figures vanish on the deepest reds and blues
+                ax.text(j, i, f"{m[i, j]:+.2f}", ha="center", va="center", fontsize=8, color="white" if dark else "black")
     fig.colorbar(im, ax=ax, label="row's points per hand against column")
     fig.tight_layout()
     _save(fig, out / "pairwise.png")
