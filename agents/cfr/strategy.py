@@ -25,6 +25,7 @@ from agents.cfr.tree import CHILD, REDEAL, PublicTree
 from truc_env.errors import TrucError
 from truc_env.game.rules import Rules, make_rules
 from truc_env.io.atomic import atomic_open
+from truc_env.io.checks import foreign_file
 
 FORMAT = "truc-cfr-strategy"
 FORMAT_VERSION = 1
@@ -181,10 +182,8 @@ def save_table(path: str, tree: PublicTree, solver, table: np.ndarray | None = N
 def load_strategy(path: str, rules: Rules | None = None) -> Strategy:
     """Read a strategy file; refuse a corrupt file or one made for other Rules."""
     try:
-        with open(path, "rb") as f:  # numpy reads a file that is no archive as a pickle, and advises loading it so
-            head = f.read(8)
-        if not head.startswith(b"PK"):
-            what = "an empty file" if not head else f"it starts with {head!r}, where a zip archive (.npz) is expected"
+        what = foreign_file(path, (b"PK",), "a zip archive (.npz)")
+        if what is not None:
             raise TrucError(f"{path}: not a CFR strategy file ({what})")
         with np.load(path, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}

@@ -14,6 +14,7 @@ import torch
 
 from truc_env.errors import TrucError
 from truc_env.io.atomic import atomic_open
+from truc_env.io.checks import foreign_file
 
 FORMAT = "truc-ppo"
 VERSION = 1
@@ -44,22 +45,12 @@ def _why(e: Exception) -> str:
     return f"{type(e).__name__}: {first}" if first else type(e).__name__
 
 
-def _kind(path: str) -> str | None:
-    """Why the file cannot be a torch file from its first bytes (a zip archive, or a legacy pickle), or None."""
-    with open(path, "rb") as f:
-        head = f.read(8)
-    if not head:
-        return "an empty file"
-    if head.startswith(b"PK") or head[:1] == b"\x80":
-        return None
-    return f"not a torch file: it starts with {head!r}, where a zip archive or a pickle is expected"
-
-
 def read_checkpoint(path: str, rules=None) -> dict:
     """Load and check a checkpoint; with ``rules``, refuse one trained for other Rules."""
     try:
-        kind = _kind(path)
+        kind = foreign_file(path, (b"PK", b"\x80"), "a zip archive or a pickle")
         if kind is not None:
+            kind = kind if kind == "an empty file" else f"not a torch file: {kind}"
             raise CheckpointError(f"{path!r} is not a readable PPO checkpoint ({kind})")
         ck = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:

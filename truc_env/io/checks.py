@@ -102,3 +102,18 @@ def memory_size(n: float, decimals: int = 1) -> str:
     """Bytes as people read them: GiB, MiB or bytes."""
     return (f"{n / 2**30:,.{decimals}f} GiB" if n >= 2**30 else f"{n / 2**20:,.{decimals}f} MiB" if n >= 2**20
             else f"{n:,.0f} bytes")
+
+
+def foreign_file(path: str, magics: tuple, expected: str) -> str | None:
+    """Why a file is not of the kind its first bytes announce (``magics``), or None when it may be.
+
+    Loaders that fall back to unpickling (torch, numpy) answer a text file with an unpickler's error
+    or advice to load it unsafely; its first bytes say plainly what it is instead."""
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if not head:
+        return "an empty file"
+    if head.startswith(magics):
+        return None
+    return f"it starts with {head!r}, where {expected} is expected"
+
