@@ -136,18 +136,32 @@ def build_lock(path: str | None):
     lock = path + ".lock"
     try:
         os.makedirs(os.path.dirname(lock) or ".", exist_ok=True)
-        f = open(lock, "a")
+        f = _locked(lock, fcntl)
     except OSError:
         yield
         return
     with f:
-        fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(lock)
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _locked(lock: str, fcntl):
+    """``lock`` opened and flocked, the file the path names when the lock is granted: the holder before us
+    unlinks it on release, so a lock granted on an unlinked file guards nothing (a third process would lock
+    a new file of the same name) and is taken again on the new one."""
+    while True:
+        f = open(lock, "a")
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            if os.stat(lock).st_ino == os.fstat(f.fileno()).st_ino:
+                return f
+        except FileNotFoundError:
+            pass
+        f.close()
 
 
 @contextlib.contextmanager
