@@ -456,11 +456,16 @@ def run_vira(cfg: CFRConfig, rules, resume: bool, start: float, rows: list, log=
 
 
 def run_mccfr(cfg: CFRConfig, rules, resume: bool, deadline: float, log=print) -> dict:
-    """Partnership MCCFR: train to the iteration / CPU / wall budget, checkpoint, write the strategy."""
+    """MCCFR: train to the iteration / CPU / wall budget, checkpoint, write the strategy (heads-up rules:
+    :func:`train.algos.hu_mccfr.run_hu_mccfr`)."""
     from tqdm import tqdm
 
     from agents.cfr.mccfr import MCCFR
 
+    if rules.players == 2:
+        from train.algos.hu_mccfr import run_hu_mccfr
+
+        return run_hu_mccfr(cfg, rules, resume, deadline, log)
     if cfg.dealer != 0 or list(cfg.score) != [0, 0]:
         raise TrucError("MCCFR trains one hand from 0-0 with dealer 0 (keys are relative to the dealer)")
     start = time.time()

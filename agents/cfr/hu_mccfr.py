@@ -1,0 +1,329 @@
+"""Sampling MCCFR for the heads-up games, keyed as the exact solver's tables: no public tree in training.
+
+External sampling (Lanctot et al. 2009), as the partnership solver (:mod:`agents.cfr.mccfr`) runs it:
+an iteration is one traversal per seat on its own sampled deal, the traverser enumerating its actions,
+chance and the opponent sampled, the opponent's current strategy added to the average where it acts;
+iteration ``t`` weighted by ``t`` (linear) unless ``weighting: uniform``. What differs is the key. An
+information set is what the exact solver indexes its tables by (:mod:`agents.cfr.keys`): the seat's
+role (dealer or first player), its dealt hand as strength classes, and the public actions of the hand
+with each card play written as its class; after an accepted redeal, the actions since and the new hand
+only (the solver's ``cont`` part forgets the first hand the same way). Nothing here builds or reads a
+public tree: the keys come from the engine's history, one sampled game at a time.
+
+So the average strategy can be written, after training, into the exact solver's strategy-file format
+on the public trees (:func:`export_strategy`): ``table:PATH`` plays it and ``truc exploitability``
+measures it exactly (for the redeal, in the real game). The trees are built for that export only.
+
+Rules: two players, no envido or flor (their announcements are labels this key does not write) and no
+vira (heads-up Paulista keys per vira); ``le_truc`` (its redeal too), ``put`` and heads-up
+``truco_mineiro``.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+
+import numpy as np
+
+import truc_env
+from agents.cfr.abstraction import make_abstraction
+from agents.cfr.labels import NATURE, PLAY
+from agents.cfr.mccfr import _atomic_savez, _header, _json_bytes, _keys_bytes, _keys_of, _read_npz
+from truc_env.errors import TrucError
+from truc_env.game.engine import CHANCE, TERMINAL, State, sample_chance
+from truc_env.game.rules import make_rules
+
+NAME = "exact-solver-keys-v1"
+CHECKPOINT_FORMAT = "truc-hu-mccfr-checkpoint"
+FORMAT_VERSION = 1
+
+
+def unsupported_reason(rules) -> str:
+    """Why heads-up MCCFR cannot key these Rules ('' if it can)."""
+    if rules.players != 2:
+        return "heads-up MCCFR is for two players (the 2 vs 2 games: the partnership MCCFR)"
+    if rules.envido or rules.flor:
+        return "envido and flor announcements are not written in its keys"
+    if rules.vira:
+        return "a vira changes the card classes per deal (heads-up Paulista: the exact solver, one vira at a time)"
+    return ""
+
+
+class HeadsUpMCCFR:
+    """Regret and average-strategy rows per information set, and external-sampling iterations."""
+
+    def __init__(self, rules, seed: int = 0, weighting: str = "linear", dealer: int = 0):
+        why = unsupported_reason(rules)
+        if why:
+            raise TrucError(f"{rules.variant}: {why}")
+        if weighting not in ("linear", "uniform"):
+            raise TrucError(f"MCCFR weighting {weighting!r} is unknown; allowed: linear, uniform")
+        self.rules = rules
+        self.ab = make_abstraction(rules, "strength")
+        self.weighting = weighting
+        self.dealer = dealer
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        # key -> (labels, row): row[:n] the cumulative regrets, row[n:] the average-strategy sums
+        self.table: dict[str, tuple[tuple, array]] = {}
+        self._labels: dict[tuple, tuple] = {}  # one shared tuple per distinct label set
+        self.iteration = 0
+        self.nodes = 0
+        self.cpu_seconds = 0.0
+        L = State(rules, episode="hand", dealer=dealer).L
+        self.L = L
+        self._card = {a: L.deck[a - L.play] for a in range(L.play, L.play + len(L.deck))}
+        self._cls = self.ab.card_class
+        self._text = [str(self.label(a)) for a in range(L.size)]  # each action's label, as the key writes it
+
+    # ------------------------------------------------------------------ keys
+    def label(self, action: int) -> int:
+        """The public label of a decision: a card play as its class, any other action as itself."""
+        card = self._card.get(action)
+        return action if card is None else PLAY + self._cls[card]
+
+    def key(self, state: State, seat: int) -> str:
+        """``seat``'s information-set key in ``state`` (the exact solver's key, written as text)."""
+        text = self._text
+        labels = [text[a] for who, a, _ in state.history if who != CHANCE]
+        redealt = bool(state.old_hands)
+        if redealt:  # the hand after the accepted redeal: its actions only
+            labels = labels[self._after_redeal(labels):]
+        hand = ",".join(map(str, sorted(self._cls[c] for c in state.dealt_hands[seat])))
+        return f"{0 if seat == state.dealer else 1}{'R' if redealt else ''}|{hand}|{' '.join(labels)}"
+
+    def _after_redeal(self, labels: list[str]) -> int:
+        redeal, accept = str(self.L.REDEAL), str(self.L.ACCEPT)
+        for i in range(len(labels) - 1):
+            if labels[i] == redeal and labels[i + 1] == accept:
+                return i + 2
+        raise AssertionError("a redeal was accepted, but the history does not say so")
+
+    def _actions(self, state: State) -> tuple[tuple, list[int]]:
+        """The decision's abstract actions (labels, ascending) and one engine action for each."""
+        by_label: dict[int, int] = {}
+        for a in state.legal_tuple():
+            by_label.setdefault(self.label(a), a)
+        labels = tuple(sorted(by_label))
+        return self._labels.setdefault(labels, labels), [by_label[x] for x in labels]
+
+    def _entry(self, key: str, labels: tuple) -> array:
+        e = self.table.get(key)
+        if e is None:
+            e = self.table[key] = (labels, array("d", bytes(16 * len(labels))))
+        elif e[0] != labels:
+            raise TrucError(f"information set {key!r} met with actions {labels} and {e[0]}: the key misses something")
+        return e[1]
+
+    def _decision(self, state: State):
+        """Skip chance and forced moves: (seat, key, labels, engine actions), or TERMINAL."""
+        while True:
+            cp = state.current_player()
+            if cp == TERMINAL:
+                return cp, None, None, None
+            if cp == CHANCE:
+                state.apply_action(sample_chance(state, self.rng))
+                continue
+            self.nodes += 1
+            labels, acts = self._actions(state)
+            if len(acts) == 1:
+                state.apply_action(acts[0])
+                continue
+            return cp, self.key(state, cp), labels, acts
+
+    @staticmethod
+    def _match(row: array, n: int) -> list[float]:
+        pos = [x if x > 0.0 else 0.0 for x in row[:n]]
+        total = sum(pos)
+        return [p / total for p in pos] if total > 0.0 else [1.0 / n] * n
+
+    def _sample(self, probs) -> int:
+        x = self.rng.random()
+        acc = 0.0
+        for i, p in enumerate(probs):
+            acc += p
+            if x < acc:
+                return i
+        return len(probs) - 1
+
+    def _es(self, state: State, p: int, w: float) -> float:
+        cp, key, labels, acts = self._decision(state)
+        if cp == TERMINAL:
+            return state.returns()[p]
+        n = len(acts)
+        row = self._entry(key, labels)
+        sigma = self._match(row, n)
+        if cp == p:
+            values = []
+            for i, a in enumerate(acts):
+                child = state if i == n - 1 else state.clone()
+                child.apply_action(a)
+                values.append(self._es(child, p, w))
+            v = sum(s * x for s, x in zip(sigma, values))
+            for i, x in enumerate(values):
+                row[i] += w * (x - v)
+            return v
+        for i, s in enumerate(sigma):
+            row[n + i] += w * s
+        state.apply_action(acts[self._sample(sigma)])
+        return self._es(state, p, w)
+
+    def iterate(self, n: int = 1) -> None:
+        """Run ``n`` iterations (each: one traversal per seat, each on its own sampled deal)."""
+        t0 = time.process_time()
+        for _ in range(n):
+            self.iteration += 1
+            w = float(self.iteration) if self.weighting == "linear" else 1.0
+            for p in (0, 1):
+                self._es(State(self.rules, episode="hand", dealer=self.dealer), p, w)
+        self.cpu_seconds += time.process_time() - t0
+
+    def average(self, key: str) -> dict[int, float] | None:
+        """The normalised average strategy at ``key`` as {label: probability} (None: never reached)."""
+        e = self.table.get(key)
+        if e is None:
+            return None
+        labels, row = e
+        n = len(labels)
+        s = row[n:]
+        total = sum(s)
+        return {lab: x / total for lab, x in zip(labels, s)} if total > 0 else None
+
+    # ------------------------------------------------------------------ checkpoints
+    def header(self) -> dict:
+        r = self.rules
+        return {"variant": r.variant, "options": dict(r.options), "rules_key": r.key, "abstraction": NAME,
+                "algorithm": "es_mccfr", "weighting": self.weighting, "dealer": self.dealer, "score": [0, 0],
+                "seed": self.seed, "iterations": self.iteration, "nodes": self.nodes,
+                "cpu_seconds": self.cpu_seconds, "infosets": len(self.table)}
+
+    def save_checkpoint(self, path: str) -> None:
+        keys = list(self.table)
+        sizes = np.array([len(self.table[k][0]) for k in keys], dtype=np.int64)
+        labels = np.fromiter((x for k in keys for x in self.table[k][0]), dtype=np.int64, count=int(sizes.sum()))
+        rows = np.fromiter((x for k in keys for x in self.table[k][1]), dtype=np.float64,
+                           count=int(2 * sizes.sum()))
+        header = {**self.header(), "rng": self.rng.bit_generator.state, "format": CHECKPOINT_FORMAT,
+                  "format_version": FORMAT_VERSION, "truc_env_version": truc_env.__version__}
+        _atomic_savez(path, compressed=False, header=_json_bytes(header), keys=_keys_bytes(keys), sizes=sizes,
+                      labels=labels, rows=rows)
+
+    @classmethod
+    def from_checkpoint(cls, path: str) -> HeadsUpMCCFR:
+        """A solver restored from a checkpoint file (its Rules and settings from the header)."""
+        h = _header(_read_npz(path, "MCCFR checkpoint"), path, CHECKPOINT_FORMAT)
+        solver = cls(make_rules(h["variant"], **h["options"]), seed=h["seed"], weighting=h["weighting"],
+                     dealer=h["dealer"])
+        solver.load_checkpoint(path)
+        return solver
+
+    def load_checkpoint(self, path: str) -> None:
+        """Restore tables, counters and generator state from a checkpoint of the same Rules and settings."""
+        data = _read_npz(path, "MCCFR checkpoint")
+        h = _header(data, path, CHECKPOINT_FORMAT)
+        if h["rules_key"] != self.rules.key:
+            raise TrucError(f"{path}: this checkpoint was trained for {h['rules_key']}, not {self.rules.key}")
+        for name in ("weighting", "dealer", "abstraction"):
+            mine = NAME if name == "abstraction" else getattr(self, name)
+            if h.get(name) != mine:
+                raise TrucError(f"{path}: checkpoint {name} is {h.get(name)!r}, this run's is {mine!r}")
+        try:
+            keys, sizes, labels, rows = _keys_of(data["keys"]), data["sizes"], data["labels"], data["rows"]
+        except KeyError as e:
+            raise TrucError(f"{path}: corrupt checkpoint (missing {e})") from None
+        if len(sizes) != len(keys) or len(labels) != sizes.sum() or len(rows) != 2 * len(labels):
+            raise TrucError(f"{path}: corrupt checkpoint ({len(keys)} keys, {len(sizes)} sizes, "
+                            f"{len(labels)} labels, {len(rows)} values)")
+        table = {}
+        a = 0
+        for k, n in zip(keys, sizes.tolist()):
+            labs = tuple(labels[a:a + n].tolist())
+            table[k] = (self._labels.setdefault(labs, labs), array("d", rows[2 * a:2 * a + 2 * n].tobytes()))
+            a += n
+        self.table = table
+        self.iteration = int(h["iterations"])
+        self.nodes = int(h["nodes"])
+        self.cpu_seconds = float(h["cpu_seconds"])
+        self.rng.bit_generator.state = h["rng"]
+
+
+# ---------------------------------------------------------------------- export
+def tree_key(tree, node: int, path_labels, hand: tuple, redealt: bool) -> str:
+    """The key :meth:`HeadsUpMCCFR.key` writes for the actor of ``node`` holding ``hand`` (tree side)."""
+    role = 0 if int(tree.actor[node]) == tree.dealer else 1
+    return f"{role}{'R' if redealt else ''}|{','.join(map(str, hand))}|{' '.join(map(str, path_labels))}"
+
+
+def table_on_tree(solver: HeadsUpMCCFR, tree, tree_solver, redealt: bool = False) -> tuple[np.ndarray, int]:
+    """The average strategy as one probability per slot of ``tree`` (``redealt``: the tree is the hand after
+    an accepted redeal); an information set training never reached is uniform. Also returns how many
+    information sets had a row."""
+    from agents.cfr.policy_tree import parents_of
+
+    parent, edge = parents_of(tree)
+    prefix = [""] * tree.n_nodes  # each node's public labels, written once
+    sigma = np.zeros(tree_solver.n_slots)
+    found = 0
+    hands = tree.abstraction.hands
+    for node in range(tree.n_nodes):  # parents come before their children
+        if node > 0:
+            up = int(parent[node])
+            lab = str(int(tree.label[edge[node]]))
+            prefix[node] = f"{prefix[up]} {lab}" if prefix[up] else lab
+        q = int(tree.actor[node])
+        if q == NATURE:
+            continue
+        role = 0 if q == tree.dealer else 1
+        head = f"{role}{'R' if redealt else ''}|"
+        start = int(tree.act_start[node])
+        for j, h in enumerate(tree.hand_set(tree.hs[node, q])):
+            i0 = int(tree_solver.iset_off[node]) + j
+            a, b = int(tree_solver.iset_start[i0]), int(tree_solver.iset_start[i0 + 1])
+            labs = tree.label[start + tree_solver.slot_k[a:b].astype(np.int64)]
+            avg = solver.average(f"{head}{','.join(map(str, hands[int(h)]))}|{prefix[node]}")
+            if avg is None:
+                sigma[a:b] = 1.0 / (b - a)
+                continue
+            found += 1
+            p = np.array([avg.get(int(x), 0.0) for x in labs])
+            sigma[a:b] = p / p.sum() if p.sum() > 0 else 1.0 / (b - a)
+    return sigma, found
+
+
+def export_strategy(solver: HeadsUpMCCFR, path: str | None = None, cache_dir: str | None = None) -> dict:
+    """Write the average strategy as an exact-solver strategy file on the public trees (``main``, and ``cont``
+    with a redeal) and measure its exact exploitability (in the real game, with a redeal). Returns the
+    measurement; with ``path`` the file is written too (atomically)."""
+    from agents.cfr.policy_tree import real_redeal_best_responses
+    from agents.cfr.solver import PublicTreeSolver
+    from agents.cfr.strategy import StrategyTable, save_strategy
+    from train.eval.exploitability import cached_tree
+
+    rules = solver.rules
+    t0 = time.process_time()
+    tree = cached_tree(rules, solver.dealer, (0, 0), "strength", cache_dir)
+    ts = PublicTreeSolver(tree)
+    sigma, found = table_on_tree(solver, tree, ts)
+    parts = {"main": StrategyTable.from_solver(tree, ts, sigma)}
+    out = {"infosets_found": found, "infosets": int(ts.iset_start.shape[0] - 1)}
+    if rules.redeal:
+        ctree = cached_tree(make_rules(rules.variant, **{**rules.options, "redeal": False}), solver.dealer, (0, 0),
+                            "strength", cache_dir)
+        cs = PublicTreeSolver(ctree)
+        csigma, cfound = table_on_tree(solver, ctree, cs, redealt=True)
+        parts["cont"] = StrategyTable.from_solver(ctree, cs, csigma)
+        br = real_redeal_best_responses(ts, sigma, cs, csigma)
+        out.update(exploitability=float(br["exploitability"]), br0=float(br["br0"]), br1=float(br["br1"]),
+                   infosets_found_cont=cfound, infosets_cont=int(cs.iset_start.shape[0] - 1))
+    else:
+        ev = ts.evaluate(sigma)
+        out.update(exploitability=float(ev["exploitability"]))
+    out["measure_cpu_seconds"] = time.process_time() - t0
+    if path:
+        header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key,
+                  "dealer": solver.dealer, "score": [0, 0], "abstraction": "strength", "algorithm": "es_mccfr",
+                  "iterations": solver.iteration, "training_cpu_seconds": solver.cpu_seconds, "seed": solver.seed,
+                  "exploitability": out["exploitability"], "real_redeal": bool(rules.redeal)}
+        save_strategy(path, header, parts)
+    return out

@@ -1,0 +1,125 @@
+"""Heads-up MCCFR runs: ``truc train cfr`` with ``algorithm: es_mccfr`` on two-player rules.
+
+Trains :class:`agents.cfr.hu_mccfr.HeadsUpMCCFR` for ``iterations`` (the budget; ``time_limit`` and
+``cpu_limit`` stop it earlier only where set), checkpoints every ``checkpoint_every`` iterations
+(``--resume`` continues bit-identically), and measures the average strategy's exact exploitability every
+``eval_every`` iterations and at the end: the public trees are built for that measurement (and cached),
+never read by the training. Writes ``strategy.npz`` (the exact solver's format: ``table:PATH`` plays it,
+``truc exploitability`` reads its tables as they are), ``checkpoint.npz``, ``curve.csv`` / ``curve.png``
+and ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import time
+from dataclasses import asdict
+
+from train import config
+from truc_env.errors import TrucError
+from truc_env.io.atomic import atomic_write_text
+
+FIELDS = ["part", "iteration", "cpu_seconds", "seconds", "nodes", "infosets", "exploitability"]
+
+
+def _read_rows(path: str, upto: int) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames != FIELDS:
+            raise TrucError(f"--resume: {path} is not this run's curve (columns {reader.fieldnames}); "
+                            "delete it or use another 'out'")
+        rows = []
+        for r in reader:
+            try:
+                row = {k: (r[k] if k == "part" else float(r[k])) for k in FIELDS}
+            except (TypeError, ValueError):
+                break  # a torn last line: measured again
+            row["iteration"] = int(row["iteration"])
+            if row["iteration"] <= upto:
+                rows.append(row)
+    return rows
+
+
+def _write_rows(path: str, rows: list[dict]) -> None:
+    with open(path + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(path + ".tmp", path)
+
+
+def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
+    """Train, measure and write a heads-up MCCFR run (see the module docstring)."""
+    from tqdm import tqdm
+
+    from agents.cfr.hu_mccfr import HeadsUpMCCFR, export_strategy
+    from train.algos.cfr import _resume, plot_curve
+    from train.eval.tree_cache import default_cache_dir
+
+    if cfg.algorithm != "es_mccfr":
+        raise TrucError(f"heads-up MCCFR runs external sampling only (algorithm: es_mccfr), not {cfg.algorithm}")
+    if cfg.dealer != 0 or list(cfg.score) != [0, 0]:
+        raise TrucError("MCCFR trains one hand from 0-0 with dealer 0 (keys are relative to the dealer)")
+    if cfg.threshold or cfg.exclude:
+        raise TrucError("threshold and exclude are for the partnership MCCFR agent; the heads-up strategy is "
+                        "played as the exact solver's tables are")
+    start = time.time()
+    config.output_folder(cfg.out)
+    solver = HeadsUpMCCFR(rules, seed=cfg.seed, weighting=cfg.weighting)
+    ckpt = os.path.join(cfg.out, "checkpoint.npz")
+    curve_csv = os.path.join(cfg.out, "curve.csv")
+    rows: list[dict] = []
+    if resume and os.path.exists(ckpt):
+        _resume(ckpt, lambda: solver.load_checkpoint(ckpt))
+        rows = _read_rows(curve_csv, solver.iteration)
+        log(f"resumed at iteration {solver.iteration:,} ({len(solver.table):,} information sets)")
+    cache = default_cache_dir()
+
+    def measure(path=None) -> dict:
+        m = export_strategy(solver, path, cache)
+        rows.append({"part": "hand", "iteration": solver.iteration, "cpu_seconds": round(solver.cpu_seconds, 2),
+                     "seconds": round(time.time() - start, 2), "nodes": solver.nodes, "infosets": len(solver.table),
+                     "exploitability": m["exploitability"]})
+        return m
+
+    def save() -> None:
+        solver.save_checkpoint(ckpt)
+        _write_rows(curve_csv, rows)
+        if rows:
+            plot_curve(rows, os.path.join(cfg.out, "curve.png"),
+                       f"{cfg.variant} {json.dumps(cfg.options)} (heads-up es_mccfr, seed {cfg.seed})")
+
+    g = math.gcd(cfg.checkpoint_every, cfg.eval_every)  # the iterations between stops, dividing both
+    step = g if g <= 1000 else math.gcd(g, 1000)
+    with tqdm(total=cfg.iterations, initial=solver.iteration, desc="es_mccfr", unit="it") as bar:
+        while solver.iteration < cfg.iterations and time.time() < deadline and not (
+                cfg.cpu_limit and solver.cpu_seconds >= cfg.cpu_limit):
+            n = min(step - solver.iteration % step, cfg.iterations - solver.iteration)
+            solver.iterate(n)
+            bar.update(n)
+            bar.set_postfix(infosets=f"{len(solver.table):,}", cpu=f"{solver.cpu_seconds:.0f}s")
+            at = solver.iteration
+            if at % cfg.eval_every == 0 and at < cfg.iterations:
+                bar.write(f"iteration {at:,}: exploitability {measure()['exploitability']:.4f}")
+            if at % cfg.checkpoint_every == 0 or at % cfg.eval_every == 0:
+                save()
+    strategy_path = os.path.join(cfg.out, "strategy.npz")
+    if rows and rows[-1]["iteration"] == solver.iteration:
+        rows.pop()  # measured again with the file written
+    final = measure(strategy_path)
+    save()
+    summary = {"config": asdict(cfg), "rules_key": rules.key, "algorithm": "es_mccfr (heads-up, exact-solver keys)",
+               "seed": cfg.seed, "iterations": solver.iteration, "cpu_seconds": solver.cpu_seconds,
+               "nodes": solver.nodes, "nodes_per_cpu_second": solver.nodes / max(solver.cpu_seconds, 1e-9),
+               "infosets": len(solver.table), "exploitability": final["exploitability"],
+               "exploitability_kind": "exact, the real game with its redeal" if rules.redeal else "exact",
+               "measurement": final, "wall_seconds": time.time() - start, "strategy": strategy_path}
+    atomic_write_text(os.path.join(cfg.out, "summary.json"), json.dumps(summary, indent=2, default=float))
+    log(f"es_mccfr: {solver.iteration:,} iterations, {solver.cpu_seconds:.0f} CPU s, {len(solver.table):,} "
+        f"information sets; exploitability {final['exploitability']:.4f}; strategy: {strategy_path}")
+    return summary
