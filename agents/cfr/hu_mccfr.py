@@ -76,6 +76,8 @@ class HeadsUpMCCFR:
         self._card = {a: L.deck[a - L.play] for a in range(L.play, L.play + len(L.deck))}
         self._cls = self.ab.card_class
         self._text = [str(self.label(a)) for a in range(L.size)]  # each action's label, as the key writes it
+        self._by_legal: dict[tuple, tuple] = {}  # legal actions -> their abstract actions (a cache)
+        self._hand_text: dict[tuple, str] = {}  # dealt cards -> the key's hand (a cache)
 
     # ------------------------------------------------------------------ keys
     def label(self, action: int) -> int:
@@ -90,7 +92,10 @@ class HeadsUpMCCFR:
         redealt = bool(state.old_hands)
         if redealt:  # the hand after the accepted redeal: its actions only
             labels = labels[self._after_redeal(labels):]
-        hand = ",".join(map(str, sorted(self._cls[c] for c in state.dealt_hands[seat])))
+        dealt = tuple(state.dealt_hands[seat])
+        hand = self._hand_text.get(dealt)
+        if hand is None:
+            hand = self._hand_text[dealt] = ",".join(map(str, sorted(self._cls[c] for c in dealt)))
         return f"{0 if seat == state.dealer else 1}{'R' if redealt else ''}|{hand}|{' '.join(labels)}"
 
     def _after_redeal(self, labels: list[str]) -> int:
@@ -102,11 +107,15 @@ class HeadsUpMCCFR:
 
     def _actions(self, state: State) -> tuple[tuple, list[int]]:
         """The decision's abstract actions (labels, ascending) and one engine action for each."""
-        by_label: dict[int, int] = {}
-        for a in state.legal_tuple():
-            by_label.setdefault(self.label(a), a)
-        labels = tuple(sorted(by_label))
-        return self._labels.setdefault(labels, labels), [by_label[x] for x in labels]
+        legal = state.legal_tuple()
+        hit = self._by_legal.get(legal)
+        if hit is None:
+            by_label: dict[int, int] = {}
+            for a in legal:
+                by_label.setdefault(self.label(a), a)
+            labels = tuple(sorted(by_label))
+            hit = self._by_legal[legal] = (self._labels.setdefault(labels, labels), [by_label[x] for x in labels])
+        return hit
 
     def _entry(self, key: str, labels: tuple) -> array:
         e = self.table.get(key)
