@@ -131,3 +131,39 @@ def test_a_checkpoint_of_other_rules_is_refused(tmp_path):
     (tmp_path / "bad.npz").write_bytes(b"not a checkpoint")
     with pytest.raises(TrucError, match="not a readable MCCFR checkpoint"):
         a.load_checkpoint(str(tmp_path / "bad.npz"))
+
+
+def test_an_interrupted_run_checkpoints_where_it_stopped_and_resumes_to_the_same_tables(tmp_path):
+    """SIGTERM (or Ctrl-C) stops the run at the end of a block of iterations with a checkpoint: nothing done is
+    lost, and the resumed run ends with the tables of a run never interrupted."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"variant: le_truc\noptions: {json.dumps(SMALL)}\nalgorithm: es_mccfr\niterations: 10000000\n"
+                   f"time_limit: 1000000\neval_every: 1000000\ncheckpoint_every: 1000000\nseed: 3\n"
+                   f"out: {tmp_path / 'cut'}\n")
+    env = {**os.environ, "TRUC_CACHE_DIR": str(tmp_path / "cache")}
+    p = subprocess.Popen([sys.executable, "-m", "train.commands.cli", "train", "cfr", "--config", str(cfg)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    for _ in range(600):  # the imports: the run makes its folder just before it starts
+        if (tmp_path / "cut").exists():
+            break
+        time.sleep(0.1)
+    time.sleep(2)  # some blocks of iterations
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    m = re.search(r"interrupted at iteration ([\d,]+): checkpoint .* written", out + err)
+    assert p.returncode != 0 and m, (out + err)[-2000:]
+    done = int(m.group(1).replace(",", ""))
+    assert done % 1000 == 0
+    resumed = run(_cfg(tmp_path, "cut", done + 500, eval_every=10**6), resume=True, log=lambda *a: None)
+    straight = run(_cfg(tmp_path, "straight", done + 500, eval_every=10**6), log=lambda *a: None)
+    assert resumed["iterations"] == straight["iterations"] == done + 500
+    with np.load(tmp_path / "straight" / "checkpoint.npz") as a, np.load(tmp_path / "cut" / "checkpoint.npz") as b:
+        for name in ("keys", "sizes", "labels", "rows"):
+            assert np.array_equal(a[name], b[name]), name

@@ -53,6 +53,35 @@ def _write_rows(path: str, rows: list[dict]) -> None:
     os.replace(path + ".tmp", path)
 
 
+class _Interrupt:
+    """Ctrl-C or SIGTERM asks the run to stop at the end of its current block of iterations (a few seconds),
+    with a checkpoint, rather than losing what it did since the last one; a second Ctrl-C stops it at once."""
+
+    def __enter__(self):
+        import signal
+
+        self.asked = False
+        self._old = {}
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._old[sig] = signal.signal(sig, self._ask)
+            except ValueError:  # not the main thread: no handler, the default behaviour
+                pass
+        return self
+
+    def _ask(self, sig, frame):
+        if self.asked:
+            raise KeyboardInterrupt
+        self.asked = True
+
+    def __exit__(self, *exc):
+        import signal
+
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        return False
+
+
 def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
     """Train, measure and write a heads-up MCCFR run (see the module docstring)."""
     from tqdm import tqdm
@@ -96,9 +125,14 @@ def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
 
     g = math.gcd(cfg.checkpoint_every, cfg.eval_every)  # the iterations between stops, dividing both
     step = g if g <= 1000 else math.gcd(g, 1000)
-    with tqdm(total=cfg.iterations, initial=solver.iteration, desc="es_mccfr", unit="it") as bar:
+    stop = _Interrupt()
+    with stop, tqdm(total=cfg.iterations, initial=solver.iteration, desc="es_mccfr", unit="it") as bar:
         while solver.iteration < cfg.iterations and time.time() < deadline and not (
                 cfg.cpu_limit and solver.cpu_seconds >= cfg.cpu_limit):
+            if stop.asked:  # between iterations: the checkpoint is one a straight run passes through
+                save()
+                raise TrucError(f"interrupted at iteration {solver.iteration:,}: checkpoint {ckpt} written; "
+                                "--resume continues from it")
             n = min(step - solver.iteration % step, cfg.iterations - solver.iteration)
             solver.iterate(n)
             bar.update(n)
