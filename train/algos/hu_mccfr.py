@@ -2,7 +2,8 @@
 
 Trains :class:`agents.cfr.hu_mccfr.HeadsUpMCCFR` for ``iterations`` (the budget; ``time_limit`` and
 ``cpu_limit`` stop it earlier only where set), checkpoints every ``checkpoint_every`` iterations
-(``--resume`` continues bit-identically), and measures the average strategy's exact exploitability every
+(``--resume`` continues bit-identically; Ctrl-C or SIGTERM stops it at the end of a block of iterations with a
+checkpoint), and measures the average strategy's exact exploitability every
 ``eval_every`` iterations and at the end: the public trees are built for that measurement (and cached),
 never read by the training. Writes ``strategy.npz`` (the exact solver's format: ``table:PATH`` plays it,
 ``truc exploitability`` reads its tables as they are), ``checkpoint.npz``, ``curve.csv`` / ``curve.png``
