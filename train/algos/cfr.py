@@ -19,6 +19,8 @@ Partnership variants (``le_truc_4p``, 4-player ``truco_paulista``) have no exact
 ``algorithm: es_mccfr`` or ``os_mccfr`` the run trains sampling MCCFR over a card abstraction
 (:mod:`agents.cfr.mccfr`) within an iteration, CPU-time and wall-time budget, checkpointing its
 tables atomically every ``checkpoint_every`` iterations (``--resume`` continues bit-identically).
+On two-player rules ``es_mccfr`` trains heads-up MCCFR keyed as the exact solver's tables, measured
+exactly as it goes (:mod:`train.algos.hu_mccfr`).
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ class CFRConfig(config.RunConfig):
     """the score before the hand (mon reste is worth what the winner still needs)"""
     algorithm: str = "dcfr"
     """cfr+, dcfr (alpha 1.5, beta 0, gamma 2), lcfr, cfr; mmd (full-width magnetic mirror descent: its
-    last iterate is the strategy); es_mccfr, os_mccfr"""
+    last iterate is the strategy); es_mccfr, os_mccfr (sampling MCCFR: the 2 vs 2 games over a card abstraction;
+    es_mccfr on two-player rules too, keyed as the exact solver's tables: agents/cfr/hu_mccfr.py)"""
     abstraction: str = "strength"
     """strength (lossless: cards of equal strength merged) or none"""
     iterations: int = 1000
