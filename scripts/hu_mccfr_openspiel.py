@@ -27,9 +27,10 @@ def main(argv=None) -> None:
     from open_spiel.python.algorithms import external_sampling_mccfr as os_es
 
     import truc_env.envs.openspiel_game  # noqa: F401  (registers python_truc)
-    from agents.cfr.hu_mccfr import HeadsUpMCCFR, export_strategy
+    from agents.cfr.hu_mccfr import HeadsUpMCCFR
     from agents.cfr.openspiel_export import to_tabular_policy
     from agents.cfr.strategy import load_strategy
+    from train.algos.hu_mccfr import export_strategy
     from truc_env import make_rules
     from truc_env.io.atomic import atomic_write_text
 

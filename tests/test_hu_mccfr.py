@@ -7,9 +7,10 @@ import pytest
 
 from agents import make_agent
 from agents.cfr.abstraction import make_abstraction
-from agents.cfr.hu_mccfr import HeadsUpMCCFR, export_strategy
+from agents.cfr.hu_mccfr import HeadsUpMCCFR
 from agents.cfr.keys import parse_info_state
 from train.algos.cfr import CFRConfig, run
+from train.algos.hu_mccfr import export_strategy
 from train.eval import exploitability as ex
 from truc_env import TrucError, make_rules
 from truc_env.game.engine import State, sample_chance

@@ -11,8 +11,9 @@ only (the solver's ``cont`` part forgets the first hand the same way). Nothing h
 public tree: the keys come from the engine's history, one sampled game at a time.
 
 So the average strategy can be written, after training, into the exact solver's strategy-file format
-on the public trees (:func:`export_strategy`): ``table:PATH`` plays it and ``truc exploitability``
-measures it exactly (for the redeal, in the real game). The trees are built for that export only.
+on the public trees (:func:`table_on_tree`; :func:`train.algos.hu_mccfr.export_strategy` writes and measures
+it): ``table:PATH`` plays it and ``truc exploitability`` measures it exactly (for the redeal, in the real
+game). The trees are built for that export only.
 
 Rules: two players, no envido or flor (their announcements are labels this key does not write) and no
 vira (heads-up Paulista keys per vira); ``le_truc`` (its redeal too), ``put`` and heads-up
@@ -29,7 +30,7 @@ import numpy as np
 import truc_env
 from agents.cfr.abstraction import make_abstraction
 from agents.cfr.labels import NATURE, PLAY
-from agents.cfr.mccfr import _atomic_savez, _header, _json_bytes, _keys_bytes, _keys_of, _read_npz
+from agents.cfr.mccfr import atomic_savez, json_bytes, keys_bytes, keys_of, read_header, read_npz
 from truc_env.errors import TrucError
 from truc_env.game.engine import CHANCE, TERMINAL, State, sample_chance
 from truc_env.game.rules import make_rules
@@ -215,13 +216,13 @@ class HeadsUpMCCFR:
                            count=int(2 * sizes.sum()))
         header = {**self.header(), "rng": self.rng.bit_generator.state, "format": CHECKPOINT_FORMAT,
                   "format_version": FORMAT_VERSION, "truc_env_version": truc_env.__version__}
-        _atomic_savez(path, compressed=False, header=_json_bytes(header), keys=_keys_bytes(keys), sizes=sizes,
+        atomic_savez(path, compressed=False, header=json_bytes(header), keys=keys_bytes(keys), sizes=sizes,
                       labels=labels, rows=rows)
 
     @classmethod
     def from_checkpoint(cls, path: str) -> HeadsUpMCCFR:
         """A solver restored from a checkpoint file (its Rules and settings from the header)."""
-        h = _header(_read_npz(path, "MCCFR checkpoint"), path, CHECKPOINT_FORMAT)
+        h = read_header(read_npz(path, "MCCFR checkpoint"), path, CHECKPOINT_FORMAT)
         solver = cls(make_rules(h["variant"], **h["options"]), seed=h["seed"], weighting=h["weighting"],
                      dealer=h["dealer"])
         solver.load_checkpoint(path)
@@ -229,8 +230,8 @@ class HeadsUpMCCFR:
 
     def load_checkpoint(self, path: str) -> None:
         """Restore tables, counters and generator state from a checkpoint of the same Rules and settings."""
-        data = _read_npz(path, "MCCFR checkpoint")
-        h = _header(data, path, CHECKPOINT_FORMAT)
+        data = read_npz(path, "MCCFR checkpoint")
+        h = read_header(data, path, CHECKPOINT_FORMAT)
         if h["rules_key"] != self.rules.key:
             raise TrucError(f"{path}: this checkpoint was trained for {h['rules_key']}, not {self.rules.key}")
         for name in ("weighting", "dealer", "abstraction"):
@@ -238,7 +239,7 @@ class HeadsUpMCCFR:
             if h.get(name) != mine:
                 raise TrucError(f"{path}: checkpoint {name} is {h.get(name)!r}, this run's is {mine!r}")
         try:
-            keys, sizes, labels, rows = _keys_of(data["keys"]), data["sizes"], data["labels"], data["rows"]
+            keys, sizes, labels, rows = keys_of(data["keys"]), data["sizes"], data["labels"], data["rows"]
         except KeyError as e:
             raise TrucError(f"{path}: corrupt checkpoint (missing {e})") from None
         if len(sizes) != len(keys) or len(labels) != sizes.sum() or len(rows) != 2 * len(labels):
@@ -298,41 +299,3 @@ def table_on_tree(solver: HeadsUpMCCFR, tree, tree_solver, redealt: bool = False
             p = np.array([avg.get(int(x), 0.0) for x in labs])
             sigma[a:b] = p / p.sum() if p.sum() > 0 else 1.0 / (b - a)
     return sigma, found
-
-
-def export_strategy(solver: HeadsUpMCCFR, path: str | None = None, cache_dir: str | None = None) -> dict:
-    """Write the average strategy as an exact-solver strategy file on the public trees (``main``, and ``cont``
-    with a redeal) and measure its exact exploitability (in the real game, with a redeal). Returns the
-    measurement; with ``path`` the file is written too (atomically)."""
-    from agents.cfr.policy_tree import real_redeal_best_responses
-    from agents.cfr.solver import PublicTreeSolver
-    from agents.cfr.strategy import StrategyTable, save_strategy
-    from train.eval.exploitability import cached_tree
-
-    rules = solver.rules
-    t0 = time.process_time()
-    tree = cached_tree(rules, solver.dealer, (0, 0), "strength", cache_dir)
-    ts = PublicTreeSolver(tree)
-    sigma, found = table_on_tree(solver, tree, ts)
-    parts = {"main": StrategyTable.from_solver(tree, ts, sigma)}
-    out = {"infosets_found": found, "infosets": int(ts.iset_start.shape[0] - 1)}
-    if rules.redeal:
-        ctree = cached_tree(make_rules(rules.variant, **{**rules.options, "redeal": False}), solver.dealer, (0, 0),
-                            "strength", cache_dir)
-        cs = PublicTreeSolver(ctree)
-        csigma, cfound = table_on_tree(solver, ctree, cs, redealt=True)
-        parts["cont"] = StrategyTable.from_solver(ctree, cs, csigma)
-        br = real_redeal_best_responses(ts, sigma, cs, csigma)
-        out.update(exploitability=float(br["exploitability"]), br0=float(br["br0"]), br1=float(br["br1"]),
-                   infosets_found_cont=cfound, infosets_cont=int(cs.iset_start.shape[0] - 1))
-    else:
-        ev = ts.evaluate(sigma)
-        out.update(exploitability=float(ev["exploitability"]))
-    out["measure_cpu_seconds"] = time.process_time() - t0
-    if path:
-        header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key,
-                  "dealer": solver.dealer, "score": [0, 0], "abstraction": "strength", "algorithm": "es_mccfr",
-                  "iterations": solver.iteration, "training_cpu_seconds": solver.cpu_seconds, "seed": solver.seed,
-                  "exploitability": out["exploitability"], "real_redeal": bool(rules.redeal)}
-        save_strategy(path, header, parts)
-    return out

@@ -215,17 +215,17 @@ class MCCFR:
             avg[i] = np.frombuffer(s, dtype=np.float64)
         header = self.header()
         header["rng"] = self.rng.bit_generator.state
-        return {"header": _json_bytes({**header, "format": CHECKPOINT_FORMAT, "format_version": FORMAT_VERSION,
+        return {"header": json_bytes({**header, "format": CHECKPOINT_FORMAT, "format_version": FORMAT_VERSION,
                                        "truc_env_version": truc_env.__version__}),
-                "keys": _keys_bytes(list(self.table)), "regret": reg, "avg": avg}
+                "keys": keys_bytes(list(self.table)), "regret": reg, "avg": avg}
 
     def save_checkpoint(self, path: str) -> None:
-        _atomic_savez(path, compressed=False, **self.state_dict())
+        atomic_savez(path, compressed=False, **self.state_dict())
 
     @classmethod
     def from_checkpoint(cls, path: str) -> MCCFR:
         """A solver restored from a checkpoint file (its Rules and settings from the header)."""
-        h = _header(_read_npz(path, "MCCFR checkpoint"), path, CHECKPOINT_FORMAT)
+        h = read_header(read_npz(path, "MCCFR checkpoint"), path, CHECKPOINT_FORMAT)
         solver = cls(make_rules(h["variant"], **h["options"]), h["algorithm"], seed=h["seed"],
                      weighting=h["weighting"], epsilon=h["epsilon"], dealer=h["dealer"])
         solver.load_checkpoint(path)
@@ -233,15 +233,15 @@ class MCCFR:
 
     def load_checkpoint(self, path: str) -> None:
         """Restore tables, counters and generator state from a checkpoint of the same Rules and settings."""
-        data = _read_npz(path, "MCCFR checkpoint")
-        h = _header(data, path, CHECKPOINT_FORMAT)
+        data = read_npz(path, "MCCFR checkpoint")
+        h = read_header(data, path, CHECKPOINT_FORMAT)
         if h["rules_key"] != self.rules.key:
             raise TrucError(f"{path}: this checkpoint was trained for {h['rules_key']}, not {self.rules.key}")
         for name in ("algorithm", "weighting", "dealer", "abstraction"):
             mine = NAME if name == "abstraction" else getattr(self, name)
             if h.get(name) != mine:
                 raise TrucError(f"{path}: checkpoint {name} is {h.get(name)!r}, this run's is {mine!r}")
-        keys = _keys_of(data["keys"])
+        keys = keys_of(data["keys"])
         reg, avg = data["regret"], data["avg"]
         if reg.shape != (len(keys), self.A) or avg.shape != reg.shape:
             raise TrucError(f"{path}: corrupt checkpoint (table shapes {reg.shape}, {avg.shape} for {len(keys)} keys)")
@@ -259,29 +259,29 @@ class MCCFR:
                 raise TrucError(f"exclude: unknown abstract action {name!r}; actions: {', '.join(self.ab.action_names)}")
         header = {**self.header(), **(extra or {}), "format": FORMAT, "format_version": FORMAT_VERSION,
                   "truc_env_version": truc_env.__version__, "strategy_infosets": len(keys)}
-        _atomic_savez(path, compressed=True, header=_json_bytes(header), keys=_keys_bytes(keys), policy=policy)
+        atomic_savez(path, compressed=True, header=json_bytes(header), keys=keys_bytes(keys), policy=policy)
 
 
 # ---------------------------------------------------------------------- files
-def _json_bytes(obj) -> np.ndarray:
+def json_bytes(obj) -> np.ndarray:
     return np.frombuffer(json.dumps(obj).encode(), dtype=np.uint8)
 
 
-def _keys_bytes(keys: list[str]) -> np.ndarray:
+def keys_bytes(keys: list[str]) -> np.ndarray:
     return np.frombuffer("\n".join(keys).encode(), dtype=np.uint8)
 
 
-def _keys_of(arr) -> list[str]:
+def keys_of(arr) -> list[str]:
     text = bytes(arr).decode()
     return text.split("\n") if text else []
 
 
-def _atomic_savez(path: str, compressed: bool, **arrays) -> None:
+def atomic_savez(path: str, compressed: bool, **arrays) -> None:
     with atomic_open(path, "wb") as f:
         (np.savez_compressed if compressed else np.savez)(f, **arrays)
 
 
-def _read_npz(path: str, what: str) -> dict:
+def read_npz(path: str, what: str) -> dict:
     try:
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
@@ -291,7 +291,7 @@ def _read_npz(path: str, what: str) -> dict:
         raise TrucError(f"{path}: not a readable {what} ({e})") from None
 
 
-def _header(data: dict, path: str, fmt: str) -> dict:
+def read_header(data: dict, path: str, fmt: str) -> dict:
     try:
         h = json.loads(bytes(data["header"]).decode())
     except (KeyError, ValueError, UnicodeDecodeError) as e:
@@ -356,12 +356,12 @@ def load_strategy(path: str, rules=None) -> MCCFRStrategy:
 
 
 def _load_strategy(path: str, rules=None) -> MCCFRStrategy:
-    data = _read_npz(path, "MCCFR strategy file")
-    h = _header(data, path, FORMAT)
+    data = read_npz(path, "MCCFR strategy file")
+    h = read_header(data, path, FORMAT)
     if rules is not None and rules.key != h["rules_key"]:
         raise TrucError(f"{path}: this strategy was trained for {h['rules_key']} and cannot play {rules.key}")
     try:
-        keys, policy = _keys_of(data["keys"]), np.asarray(data["policy"], dtype=np.float32)
+        keys, policy = keys_of(data["keys"]), np.asarray(data["policy"], dtype=np.float32)
     except KeyError as e:
         raise TrucError(f"{path}: corrupt MCCFR strategy file (missing {e})") from None
     return MCCFRStrategy(h, keys, policy)

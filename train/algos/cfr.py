@@ -37,6 +37,7 @@ import numpy as np
 from agents.cfr.mccfr import ALGORITHMS as MCCFR_ALGORITHMS
 from agents.cfr.solver import ALGORITHMS as EXACT_ALGORITHMS
 from train import config
+from train.algos.cfr_io import plot_curve, resume_from
 from truc_env.errors import TrucError
 from truc_env.game.rules import make_rules
 from truc_env.io.atomic import atomic_open, atomic_write_text
@@ -166,45 +167,9 @@ def _load_npz_state(solver, path: str) -> None:
         solver.load_state_dict({k: z[k] for k in z.files})
 
 
-def _resume(path: str, load) -> None:
-    """Run ``load``; a truncated, corrupt or foreign checkpoint becomes one clear TrucError."""
-    try:
-        load()
-    except TrucError:
-        raise
-    except Exception as e:  # BadZipFile, EOFError, a missing array, a shape from another tree...
-        raise TrucError(f"--resume: {path} is not a readable checkpoint of this solve ({type(e).__name__}: "
-                        f"{str(e)[:120]}); delete it to start over, or use another 'out'") from None
-
-
 def _atomic_savez(path: str, **arrays) -> None:
     with atomic_open(path, "wb") as f:
         np.savez(f, **arrays)
-
-
-def plot_curve(rows: list[dict], path: str, title: str) -> None:
-    """Exploitability against iterations and seconds, log scale (PNG)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for part in sorted({r["part"] for r in rows}):
-        rs = [r for r in rows if r["part"] == part]
-        axes[0].loglog([r["iteration"] for r in rs], [r["exploitability"] for r in rs], marker=".", label=part)
-        axes[1].semilogy([r.get("cpu_seconds", r["seconds"]) for r in rs], [r["exploitability"] for r in rs],
-                         marker=".", label=part)
-    for ax, xl in zip(axes, ("iterations", "solver CPU seconds")):
-        ax.set_xlabel(xl)
-        ax.set_ylabel("exploitability (points / hand)")
-        ax.axhline(0.01, color="grey", lw=0.8, ls="--")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool, rows: list, redeal_value=0.0,
@@ -225,7 +190,7 @@ def _solve_part(cfg: CFRConfig, rules, part: str, deadline: float, resume: bool,
                               cfg.mmd_step, cfg.mmd_magnet, cfg.mmd_magnet_end, cfg.iterations)
     ckpt, curve_csv = os.path.join(cfg.out, f"checkpoint_{part}.npz"), os.path.join(cfg.out, "curve.csv")
     if resume and os.path.exists(ckpt):
-        _resume(ckpt, lambda: _load_npz_state(solver, ckpt))
+        resume_from(ckpt, lambda: _load_npz_state(solver, ckpt))
         log(f"[{part}] resumed at iteration {solver.iteration}")
     # the curve is written before each checkpoint: its rows past the checkpoint are played again
     rows[:] = [r for r in rows if not (r["part"] == part and r["iteration"] > solver.iteration)]
@@ -478,7 +443,7 @@ def run_mccfr(cfg: CFRConfig, rules, resume: bool, deadline: float, log=print) -
     curve_csv = os.path.join(cfg.out, "curve.csv")
     rows: list[dict] = []
     if resume and os.path.exists(ckpt):
-        _resume(ckpt, lambda: solver.load_checkpoint(ckpt))
+        resume_from(ckpt, lambda: solver.load_checkpoint(ckpt))
         if os.path.exists(curve_csv):
             with open(curve_csv) as f:
                 rows = [r for r in csv.DictReader(f) if int(r["iteration"]) <= solver.iteration]

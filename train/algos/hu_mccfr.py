@@ -18,10 +18,14 @@ import math
 import os
 import time
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from train import config
 from truc_env.errors import TrucError
 from truc_env.io.atomic import atomic_write_text
+
+if TYPE_CHECKING:
+    from agents.cfr.hu_mccfr import HeadsUpMCCFR
 
 FIELDS = ["part", "iteration", "cpu_seconds", "seconds", "nodes", "infosets", "exploitability"]
 
@@ -52,6 +56,46 @@ def _write_rows(path: str, rows: list[dict]) -> None:
         w.writeheader()
         w.writerows(rows)
     os.replace(path + ".tmp", path)
+
+
+def export_strategy(solver: HeadsUpMCCFR, path: str | None = None, cache_dir: str | None = None) -> dict:
+    """Write the average strategy as an exact-solver strategy file on the public trees (``main``, and ``cont``
+    with a redeal) and measure its exact exploitability (in the real game, with a redeal). Returns the
+    measurement; with ``path`` the file is written too (atomically)."""
+    from agents.cfr.hu_mccfr import table_on_tree
+    from agents.cfr.policy_tree import real_redeal_best_responses
+    from agents.cfr.solver import PublicTreeSolver
+    from agents.cfr.strategy import StrategyTable, save_strategy
+    from train.eval.tree_cache import cached_tree
+    from truc_env.game.rules import make_rules
+
+    rules = solver.rules
+    t0 = time.process_time()
+    tree = cached_tree(rules, solver.dealer, (0, 0), "strength", cache_dir)
+    ts = PublicTreeSolver(tree)
+    sigma, found = table_on_tree(solver, tree, ts)
+    parts = {"main": StrategyTable.from_solver(tree, ts, sigma)}
+    out = {"infosets_found": found, "infosets": int(ts.iset_start.shape[0] - 1)}
+    if rules.redeal:
+        ctree = cached_tree(make_rules(rules.variant, **{**rules.options, "redeal": False}), solver.dealer, (0, 0),
+                            "strength", cache_dir)
+        cs = PublicTreeSolver(ctree)
+        csigma, cfound = table_on_tree(solver, ctree, cs, redealt=True)
+        parts["cont"] = StrategyTable.from_solver(ctree, cs, csigma)
+        br = real_redeal_best_responses(ts, sigma, cs, csigma)
+        out.update(exploitability=float(br["exploitability"]), br0=float(br["br0"]), br1=float(br["br1"]),
+                   infosets_found_cont=cfound, infosets_cont=int(cs.iset_start.shape[0] - 1))
+    else:
+        ev = ts.evaluate(sigma)
+        out.update(exploitability=float(ev["exploitability"]))
+    out["measure_cpu_seconds"] = time.process_time() - t0
+    if path:
+        header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key,
+                  "dealer": solver.dealer, "score": [0, 0], "abstraction": "strength", "algorithm": "es_mccfr",
+                  "iterations": solver.iteration, "training_cpu_seconds": solver.cpu_seconds, "seed": solver.seed,
+                  "exploitability": out["exploitability"], "real_redeal": bool(rules.redeal)}
+        save_strategy(path, header, parts)
+    return out
 
 
 class _Interrupt:
@@ -87,8 +131,8 @@ def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
     """Train, measure and write a heads-up MCCFR run (see the module docstring)."""
     from tqdm import tqdm
 
-    from agents.cfr.hu_mccfr import HeadsUpMCCFR, export_strategy
-    from train.algos.cfr import _resume, plot_curve
+    from agents.cfr.hu_mccfr import HeadsUpMCCFR
+    from train.algos.cfr_io import plot_curve, resume_from
     from train.eval.tree_cache import default_cache_dir
 
     if cfg.algorithm != "es_mccfr":
@@ -105,7 +149,7 @@ def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
     curve_csv = os.path.join(cfg.out, "curve.csv")
     rows: list[dict] = []
     if resume and os.path.exists(ckpt):
-        _resume(ckpt, lambda: solver.load_checkpoint(ckpt))
+        resume_from(ckpt, lambda: solver.load_checkpoint(ckpt))
         rows = _read_rows(curve_csv, solver.iteration)
         log(f"resumed at iteration {solver.iteration:,} ({len(solver.table):,} information sets)")
     cache = default_cache_dir()
