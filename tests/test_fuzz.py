@@ -348,7 +348,8 @@ def test_foreign_and_half_written_files_are_clear_errors(strategy_file, ppo_file
 
 
 def test_cfr_resume_wraps_a_damaged_checkpoint(tmp_path):
-    from train.algos.cfr import _load_npz_state, _resume
+    from train.algos.cfr import _load_npz_state
+    from train.algos.cfr_io import resume_from as _resume
 
     class Solver:  # takes what a solver's state dict holds, refuses anything else as the solver does
         def load_state_dict(self, d):
