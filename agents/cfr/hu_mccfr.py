@@ -30,8 +30,18 @@ import numpy as np
 import truc_env
 from agents.cfr.abstraction import make_abstraction
 from agents.cfr.labels import NATURE, PLAY
-from agents.cfr.mccfr import atomic_savez, json_bytes, keys_bytes, keys_of, read_header, read_npz
+from agents.cfr.mccfr import (
+    atomic_savez,
+    json_bytes,
+    keys_bytes,
+    keys_of,
+    read_checkpoint,
+    read_header,
+    read_npz,
+    sample_index,
+)
 from truc_env.errors import TrucError
+from truc_env.game.actions import layout_of
 from truc_env.game.engine import CHANCE, TERMINAL, State, sample_chance
 from truc_env.game.rules import make_rules
 
@@ -49,6 +59,18 @@ def unsupported_reason(rules) -> str:
     if rules.vira:
         return "a vira changes the card classes per deal (heads-up Paulista: the exact solver, one vira at a time)"
     return ""
+
+
+def hand_text(classes) -> str:
+    """A hand's classes (ascending) as a key writes them."""
+    return ",".join(map(str, classes))
+
+
+def key_text(role: int, redealt: bool, hand: str, labels: str) -> str:
+    """An information-set key: the role (0 dealer, 1 first player), ``R`` after an accepted redeal, the hand and
+    the public labels; the one writer of keys for training (:meth:`HeadsUpMCCFR.key`) and export
+    (:func:`table_on_tree`)."""
+    return f"{role}{'R' if redealt else ''}|{hand}|{labels}"
 
 
 class HeadsUpMCCFR:
@@ -72,8 +94,7 @@ class HeadsUpMCCFR:
         self.iteration = 0
         self.nodes = 0
         self.cpu_seconds = 0.0
-        L = State(rules, episode="hand", dealer=dealer).L
-        self.L = L
+        self.L = L = layout_of(rules)
         self._card = {a: L.deck[a - L.play] for a in range(L.play, L.play + len(L.deck))}
         self._cls = self.ab.card_class
         self._text = [str(self.label(a)) for a in range(L.size)]  # each action's label, as the key writes it
@@ -96,8 +117,8 @@ class HeadsUpMCCFR:
         dealt = tuple(state.dealt_hands[seat])
         hand = self._hand_text.get(dealt)
         if hand is None:
-            hand = self._hand_text[dealt] = ",".join(map(str, sorted(self._cls[c] for c in dealt)))
-        return f"{0 if seat == state.dealer else 1}{'R' if redealt else ''}|{hand}|{' '.join(labels)}"
+            hand = self._hand_text[dealt] = hand_text(sorted(self._cls[c] for c in dealt))
+        return key_text(0 if seat == state.dealer else 1, redealt, hand, " ".join(labels))
 
     def _after_redeal(self, labels: list[str]) -> int:
         redeal, accept = str(self.L.REDEAL), str(self.L.ACCEPT)
@@ -148,15 +169,6 @@ class HeadsUpMCCFR:
         total = sum(pos)
         return [p / total for p in pos] if total > 0.0 else [1.0 / n] * n
 
-    def _sample(self, probs) -> int:
-        x = self.rng.random()
-        acc = 0.0
-        for i, p in enumerate(probs):
-            acc += p
-            if x < acc:
-                return i
-        return len(probs) - 1
-
     def _es(self, state: State, p: int, w: float) -> float:
         cp, key, labels, acts = self._decision(state)
         if cp == TERMINAL:
@@ -176,7 +188,7 @@ class HeadsUpMCCFR:
             return v
         for i, s in enumerate(sigma):
             row[n + i] += w * s
-        state.apply_action(acts[self._sample(sigma)])
+        state.apply_action(acts[sample_index(self.rng, sigma)])
         return self._es(state, p, w)
 
     def iterate(self, n: int = 1) -> None:
@@ -230,14 +242,8 @@ class HeadsUpMCCFR:
 
     def load_checkpoint(self, path: str) -> None:
         """Restore tables, counters and generator state from a checkpoint of the same Rules and settings."""
-        data = read_npz(path, "MCCFR checkpoint")
-        h = read_header(data, path, CHECKPOINT_FORMAT)
-        if h["rules_key"] != self.rules.key:
-            raise TrucError(f"{path}: this checkpoint was trained for {h['rules_key']}, not {self.rules.key}")
-        for name in ("weighting", "dealer", "abstraction"):
-            mine = NAME if name == "abstraction" else getattr(self, name)
-            if h.get(name) != mine:
-                raise TrucError(f"{path}: checkpoint {name} is {h.get(name)!r}, this run's is {mine!r}")
+        data, h = read_checkpoint(path, CHECKPOINT_FORMAT, self.rules,
+                                  {"weighting": self.weighting, "dealer": self.dealer, "abstraction": NAME})
         try:
             keys, sizes, labels, rows = keys_of(data["keys"]), data["sizes"], data["labels"], data["rows"]
         except KeyError as e:
@@ -259,11 +265,6 @@ class HeadsUpMCCFR:
 
 
 # ---------------------------------------------------------------------- export
-def tree_key(tree, node: int, path_labels, hand: tuple, redealt: bool) -> str:
-    """The key :meth:`HeadsUpMCCFR.key` writes for the actor of ``node`` holding ``hand`` (tree side)."""
-    role = 0 if int(tree.actor[node]) == tree.dealer else 1
-    return f"{role}{'R' if redealt else ''}|{','.join(map(str, hand))}|{' '.join(map(str, path_labels))}"
-
 
 def table_on_tree(solver: HeadsUpMCCFR, tree, tree_solver, redealt: bool = False) -> tuple[np.ndarray, int]:
     """The average strategy as one probability per slot of ``tree`` (``redealt``: the tree is the hand after
@@ -285,13 +286,12 @@ def table_on_tree(solver: HeadsUpMCCFR, tree, tree_solver, redealt: bool = False
         if q == NATURE:
             continue
         role = 0 if q == tree.dealer else 1
-        head = f"{role}{'R' if redealt else ''}|"
         start = int(tree.act_start[node])
         for j, h in enumerate(tree.hand_set(tree.hs[node, q])):
             i0 = int(tree_solver.iset_off[node]) + j
             a, b = int(tree_solver.iset_start[i0]), int(tree_solver.iset_start[i0 + 1])
             labs = tree.label[start + tree_solver.slot_k[a:b].astype(np.int64)]
-            avg = solver.average(f"{head}{','.join(map(str, hands[int(h)]))}|{prefix[node]}")
+            avg = solver.average(key_text(role, redealt, hand_text(hands[int(h)]), prefix[node]))
             if avg is None:
                 sigma[a:b] = 1.0 / (b - a)
                 continue

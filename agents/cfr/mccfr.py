@@ -86,15 +86,6 @@ class MCCFR:
             return [p / total for p in pos]
         return [1.0 / len(ids)] * len(ids)
 
-    def _sample(self, probs) -> int:
-        x = self.rng.random()
-        acc = 0.0
-        for i, p in enumerate(probs):
-            acc += p
-            if x < acc:
-                return i
-        return len(probs) - 1
-
     def _decision(self, state):
         """Skip chance nodes and forced moves; return (state, seat, key, abstract actions) or terminal."""
         ab = self.ab
@@ -135,7 +126,7 @@ class MCCFR:
             return v
         for a, s in zip(ids, sigma):
             avg[a] += w * s
-        i = self._sample(sigma)
+        i = sample_index(self.rng, sigma)
         state.apply_action(acts[i][1])
         return self._es(state, p, w)
 
@@ -153,7 +144,7 @@ class MCCFR:
             sample = [eps / n + (1.0 - eps) * s for s in sigma]
         else:
             sample = sigma
-        i = self._sample(sample)
+        i = sample_index(self.rng, sample)
         state.apply_action(acts[i][1])
         if cp == p:
             child = self._os(state, p, my_reach * sigma[i], opp_reach, sample_reach * sample[i], w)
@@ -233,14 +224,8 @@ class MCCFR:
 
     def load_checkpoint(self, path: str) -> None:
         """Restore tables, counters and generator state from a checkpoint of the same Rules and settings."""
-        data = read_npz(path, "MCCFR checkpoint")
-        h = read_header(data, path, CHECKPOINT_FORMAT)
-        if h["rules_key"] != self.rules.key:
-            raise TrucError(f"{path}: this checkpoint was trained for {h['rules_key']}, not {self.rules.key}")
-        for name in ("algorithm", "weighting", "dealer", "abstraction"):
-            mine = NAME if name == "abstraction" else getattr(self, name)
-            if h.get(name) != mine:
-                raise TrucError(f"{path}: checkpoint {name} is {h.get(name)!r}, this run's is {mine!r}")
+        data, h = read_checkpoint(path, CHECKPOINT_FORMAT, self.rules, {
+            "algorithm": self.algorithm, "weighting": self.weighting, "dealer": self.dealer, "abstraction": NAME})
         keys = keys_of(data["keys"])
         reg, avg = data["regret"], data["avg"]
         if reg.shape != (len(keys), self.A) or avg.shape != reg.shape:
@@ -302,6 +287,30 @@ def read_header(data: dict, path: str, fmt: str) -> dict:
         raise TrucError(f"{path}: {fmt} version {h.get('format_version')} is not supported "
                         f"(this code reads version {FORMAT_VERSION})")
     return h
+
+
+def read_checkpoint(path: str, fmt: str, rules, settings: dict) -> tuple[dict, dict]:
+    """A checkpoint's arrays and header, refused clearly if it is not a ``fmt`` file, was trained for other Rules, or
+    differs from this run in one of ``settings`` (header name -> this run's value)."""
+    data = read_npz(path, "MCCFR checkpoint")
+    h = read_header(data, path, fmt)
+    if h["rules_key"] != rules.key:
+        raise TrucError(f"{path}: this checkpoint was trained for {h['rules_key']}, not {rules.key}")
+    for name, mine in settings.items():
+        if h.get(name) != mine:
+            raise TrucError(f"{path}: checkpoint {name} is {h.get(name)!r}, this run's is {mine!r}")
+    return data, h
+
+
+def sample_index(rng, probs) -> int:
+    """An index drawn from ``probs`` with one uniform draw of ``rng`` (the last one if rounding leaves a gap)."""
+    x = rng.random()
+    acc = 0.0
+    for i, p in enumerate(probs):
+        acc += p
+        if x < acc:
+            return i
+    return len(probs) - 1
 
 
 def is_mccfr_strategy(path: str) -> bool:
