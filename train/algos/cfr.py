@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -37,7 +36,7 @@ import numpy as np
 from agents.cfr.mccfr import ALGORITHMS as MCCFR_ALGORITHMS
 from agents.cfr.solver import ALGORITHMS as EXACT_ALGORITHMS
 from train import config
-from train.algos.cfr_io import plot_curve, resume_from
+from train.algos.cfr_io import plot_curve, read_rows, resume_from, write_rows
 from truc_env.errors import TrucError
 from truc_env.game.rules import make_rules
 from truc_env.io.atomic import atomic_open, atomic_write_text
@@ -241,7 +240,7 @@ def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
                         "first, e.g. truc train cfr --config configs/cfr/le_truc.yaml)")
     config.output_folder(cfg.out)
     curve_csv = os.path.join(cfg.out, "curve.csv")
-    rows = _read_curve(curve_csv) if resume else []
+    rows = read_rows(curve_csv, _CURVE_FIELDS) if resume else []
     if rules.vira:
         return run_vira(cfg, rules, resume, start, rows, log)
     parts = {}
@@ -300,35 +299,8 @@ def run(cfg: CFRConfig, resume: bool = False, log=print) -> dict:
 _CURVE_FIELDS = ["part", "iteration", "seconds", "cpu_seconds", "elapsed", "exploitability", "value", "br0", "br1"]
 
 
-def _read_curve(path: str) -> list[dict]:
-    """The curve rows a resumed solve keeps. A foreign file is refused; a damaged row (bad bytes, a torn
-    line) ends the rows kept there, as a torn line does: those past the checkpoint are played again."""
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding="utf-8", errors="replace", newline="") as f:
-        reader = csv.DictReader(f)
-        if reader.fieldnames is not None and reader.fieldnames != _CURVE_FIELDS:
-            raise TrucError(f"--resume: {path} is not this solve's curve (columns {reader.fieldnames[:12]}); "
-                            "delete it or use another 'out'")
-        rows = []
-        for r in reader:
-            try:
-                row = {k: (r[k] if k == "part" else float(r[k])) for k in _CURVE_FIELDS}
-                row["iteration"] = int(r["iteration"])
-            except (ValueError, TypeError, KeyError):
-                break
-            if None in r or not all(math.isfinite(row[k]) for k in _CURVE_FIELDS if k != "part"):
-                break
-            rows.append(row)
-    return rows
-
-
 def _write_curve(cfg: CFRConfig, path: str, rows: list[dict], plotted: list[dict]) -> None:
-    with open(path + ".tmp", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=_CURVE_FIELDS)
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(path + ".tmp", path)
+    write_rows(path, _CURVE_FIELDS, rows)
     if plotted:
         plot_curve(plotted, os.path.join(cfg.out, "curve.png"),
                    f"{cfg.variant} {json.dumps(cfg.options)} ({cfg.algorithm})")
@@ -484,9 +456,4 @@ def run_mccfr(cfg: CFRConfig, rules, resume: bool, deadline: float, log=print) -
 
 
 def _write_rows(path: str, rows: list[dict]) -> None:
-    fields = ["iteration", "cpu_seconds", "elapsed", "infosets", "nodes"]
-    with open(path + ".tmp", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(path + ".tmp", path)
+    write_rows(path, ["iteration", "cpu_seconds", "elapsed", "infosets", "nodes"], rows)

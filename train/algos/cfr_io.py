@@ -1,7 +1,11 @@
 """What the CFR-family runs share (``train.algos.cfr``, ``train.algos.hu_mccfr``): a checkpoint read with one clear
-refusal for a file that is not this run's, and the exploitability curve's picture."""
+refusal for a file that is not this run's, the curve's rows written and read back on resume, and its picture."""
 
 from __future__ import annotations
+
+import csv
+import math
+import os
 
 from truc_env.errors import TrucError
 
@@ -40,3 +44,37 @@ def plot_curve(rows: list[dict], path: str, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def write_rows(path: str, fields: list[str], rows: list[dict]) -> None:
+    """The curve's rows as CSV, replacing the file whole (a temporary file, then a rename)."""
+    with open(path + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(path + ".tmp", path)
+
+
+def read_rows(path: str, fields: list[str], ints=("iteration",)) -> list[dict]:
+    """The curve rows a resumed run keeps (``part`` as text, ``ints`` as integers, the rest as floats). A foreign
+    file is refused; a damaged row (bad bytes, a torn line) ends the rows kept there: those past the checkpoint
+    are measured again."""
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames is not None and reader.fieldnames != fields:
+            raise TrucError(f"--resume: {path} is not this solve's curve (columns {reader.fieldnames[:12]}); "
+                            "delete it or use another 'out'")
+        rows = []
+        for r in reader:
+            try:
+                row = {k: (r[k] if k == "part" else float(r[k])) for k in fields}
+                for k in ints:
+                    row[k] = int(r[k])
+            except (ValueError, TypeError, KeyError):
+                break
+            if None in r or not all(math.isfinite(row[k]) for k in fields if k != "part"):
+                break
+            rows.append(row)
+    return rows

@@ -12,7 +12,6 @@ and ``summary.json``.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -28,34 +27,7 @@ if TYPE_CHECKING:
     from agents.cfr.hu_mccfr import HeadsUpMCCFR
 
 FIELDS = ["part", "iteration", "cpu_seconds", "seconds", "nodes", "infosets", "exploitability"]
-
-
-def _read_rows(path: str, upto: int) -> list[dict]:
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        if reader.fieldnames != FIELDS:
-            raise TrucError(f"--resume: {path} is not this run's curve (columns {reader.fieldnames}); "
-                            "delete it or use another 'out'")
-        rows = []
-        for r in reader:
-            try:
-                row = {k: (r[k] if k == "part" else float(r[k])) for k in FIELDS}
-            except (TypeError, ValueError):
-                break  # a torn last line: measured again
-            row["iteration"] = int(row["iteration"])
-            if row["iteration"] <= upto:
-                rows.append(row)
-    return rows
-
-
-def _write_rows(path: str, rows: list[dict]) -> None:
-    with open(path + ".tmp", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(path + ".tmp", path)
+INTS = ("iteration", "nodes", "infosets")
 
 
 def export_strategy(solver: HeadsUpMCCFR, path: str | None = None, cache_dir: str | None = None) -> dict:
@@ -132,7 +104,7 @@ def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
     from tqdm import tqdm
 
     from agents.cfr.hu_mccfr import HeadsUpMCCFR
-    from train.algos.cfr_io import plot_curve, resume_from
+    from train.algos.cfr_io import plot_curve, read_rows, resume_from, write_rows
     from train.eval.tree_cache import default_cache_dir
 
     if cfg.algorithm != "es_mccfr":
@@ -150,7 +122,7 @@ def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
     rows: list[dict] = []
     if resume and os.path.exists(ckpt):
         resume_from(ckpt, lambda: solver.load_checkpoint(ckpt))
-        rows = _read_rows(curve_csv, solver.iteration)
+        rows = [r for r in read_rows(curve_csv, FIELDS, INTS) if r["iteration"] <= solver.iteration]
         log(f"resumed at iteration {solver.iteration:,} ({len(solver.table):,} information sets)")
     cache = default_cache_dir()
 
@@ -161,12 +133,18 @@ def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
                      "exploitability": m["exploitability"]})
         return m
 
-    def save() -> None:
-        solver.save_checkpoint(ckpt)
-        _write_rows(curve_csv, rows)
+    def write_curve() -> None:
+        write_rows(curve_csv, FIELDS, rows)
         if rows:
             plot_curve(rows, os.path.join(cfg.out, "curve.png"),
                        f"{cfg.variant} {json.dumps(cfg.options)} (heads-up es_mccfr, seed {cfg.seed})")
+
+    def save() -> None:
+        solver.save_checkpoint(ckpt)
+        write_curve()
+
+    def at_boundary() -> bool:  # the loop checkpoints there (or the checkpoint was read there)
+        return solver.iteration % cfg.checkpoint_every == 0 or solver.iteration % cfg.eval_every == 0
 
     g = math.gcd(cfg.checkpoint_every, cfg.eval_every)  # the iterations between stops, dividing both
     step = g if g <= 1000 else math.gcd(g, 1000)
@@ -185,13 +163,15 @@ def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
             at = solver.iteration
             if at % cfg.eval_every == 0 and at < cfg.iterations:
                 bar.write(f"iteration {at:,}: exploitability {measure()['exploitability']:.4f}")
-            if at % cfg.checkpoint_every == 0 or at % cfg.eval_every == 0:
+            if at_boundary():
                 save()
     strategy_path = os.path.join(cfg.out, "strategy.npz")
     if rows and rows[-1]["iteration"] == solver.iteration:
         rows.pop()  # measured again with the file written
     final = measure(strategy_path)
-    save()
+    if not at_boundary():  # stopped by time or CPU between boundaries
+        solver.save_checkpoint(ckpt)
+    write_curve()
     summary = {"config": asdict(cfg), "rules_key": rules.key, "algorithm": "es_mccfr (heads-up, exact-solver keys)",
                "seed": cfg.seed, "iterations": solver.iteration, "cpu_seconds": solver.cpu_seconds,
                "nodes": solver.nodes, "nodes_per_cpu_second": solver.nodes / max(solver.cpu_seconds, 1e-9),
