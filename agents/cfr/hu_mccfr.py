@@ -76,6 +76,8 @@ def key_text(role: int, redealt: bool, hand: str, labels: str) -> str:
 class HeadsUpMCCFR:
     """Regret and average-strategy rows per information set, and external-sampling iterations."""
 
+    BACKEND = "loop"  # games on engine.State objects (agents.cfr.hu_mccfr_numba: on the numba kernel)
+
     def __init__(self, rules, seed: int = 0, weighting: str = "linear", dealer: int = 0):
         why = unsupported_reason(rules)
         if why:
@@ -211,6 +213,14 @@ class HeadsUpMCCFR:
         s = row[n:]
         total = sum(s)
         return {lab: x / total for lab, x in zip(labels, s)} if total > 0 else None
+
+    @property
+    def infosets(self) -> int:
+        return len(self.table)
+
+    def sigma_on_tree(self, tree, tree_solver, redealt: bool = False) -> tuple[np.ndarray, int]:
+        """The average strategy on ``tree``'s slots (:func:`table_on_tree`)."""
+        return table_on_tree(self, tree, tree_solver, redealt)
 
     # ------------------------------------------------------------------ checkpoints
     def header(self) -> dict:

@@ -1,6 +1,7 @@
 """Heads-up MCCFR runs: ``truc train cfr`` with ``algorithm: es_mccfr`` on two-player rules.
 
-Trains :class:`agents.cfr.hu_mccfr.HeadsUpMCCFR` for ``iterations`` (the budget; ``time_limit`` and
+Trains :class:`agents.cfr.hu_mccfr_numba.NumbaHeadsUpMCCFR` (``backend: numba``, the default) or
+:class:`agents.cfr.hu_mccfr.HeadsUpMCCFR` (``backend: loop``) for ``iterations`` (the budget; ``time_limit`` and
 ``cpu_limit`` stop it earlier only where set), checkpoints every ``checkpoint_every`` iterations
 (``--resume`` continues bit-identically; Ctrl-C or SIGTERM stops it at the end of a block of iterations with a
 checkpoint), and measures the average strategy's exact exploitability every
@@ -25,16 +26,17 @@ from truc_env.io.atomic import atomic_write_text
 
 if TYPE_CHECKING:
     from agents.cfr.hu_mccfr import HeadsUpMCCFR
+    from agents.cfr.hu_mccfr_numba import NumbaHeadsUpMCCFR
 
 FIELDS = ["part", "iteration", "cpu_seconds", "seconds", "nodes", "infosets", "exploitability"]
 INTS = ("iteration", "nodes", "infosets")
 
 
-def export_strategy(solver: HeadsUpMCCFR, path: str | None = None, cache_dir: str | None = None) -> dict:
+def export_strategy(solver: HeadsUpMCCFR | NumbaHeadsUpMCCFR, path: str | None = None,
+                    cache_dir: str | None = None) -> dict:
     """Write the average strategy as an exact-solver strategy file on the public trees (``main``, and ``cont``
     with a redeal) and measure its exact exploitability (in the real game, with a redeal). Returns the
     measurement; with ``path`` the file is written too (atomically)."""
-    from agents.cfr.hu_mccfr import table_on_tree
     from agents.cfr.policy_tree import real_redeal_best_responses
     from agents.cfr.solver import PublicTreeSolver
     from agents.cfr.strategy import StrategyTable, save_strategy
@@ -45,14 +47,14 @@ def export_strategy(solver: HeadsUpMCCFR, path: str | None = None, cache_dir: st
     t0 = time.process_time()
     tree = cached_tree(rules, solver.dealer, (0, 0), "strength", cache_dir)
     ts = PublicTreeSolver(tree)
-    sigma, found = table_on_tree(solver, tree, ts)
+    sigma, found = solver.sigma_on_tree(tree, ts)
     parts = {"main": StrategyTable.from_solver(tree, ts, sigma)}
     out = {"infosets_found": found, "infosets": int(ts.iset_start.shape[0] - 1)}
     if rules.redeal:
         ctree = cached_tree(make_rules(rules.variant, **{**rules.options, "redeal": False}), solver.dealer, (0, 0),
                             "strength", cache_dir)
         cs = PublicTreeSolver(ctree)
-        csigma, cfound = table_on_tree(solver, ctree, cs, redealt=True)
+        csigma, cfound = solver.sigma_on_tree(ctree, cs, redealt=True)
         parts["cont"] = StrategyTable.from_solver(ctree, cs, csigma)
         br = real_redeal_best_responses(ts, sigma, cs, csigma)
         out.update(exploitability=float(br["exploitability"]), br0=float(br["br0"]), br1=float(br["br1"]),
@@ -65,6 +67,7 @@ def export_strategy(solver: HeadsUpMCCFR, path: str | None = None, cache_dir: st
         header = {"variant": rules.variant, "options": dict(rules.options), "rules_key": rules.key,
                   "dealer": solver.dealer, "score": [0, 0], "abstraction": "strength", "algorithm": "es_mccfr",
                   "iterations": solver.iteration, "training_cpu_seconds": solver.cpu_seconds, "seed": solver.seed,
+                  "backend": solver.BACKEND,
                   "exploitability": out["exploitability"], "real_redeal": bool(rules.redeal)}
         save_strategy(path, header, parts)
     return out
@@ -104,6 +107,7 @@ def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
     from tqdm import tqdm
 
     from agents.cfr.hu_mccfr import HeadsUpMCCFR
+    from agents.cfr.hu_mccfr_numba import NumbaHeadsUpMCCFR
     from train.algos.cfr_io import plot_curve, read_rows, resume_from, write_rows
     from train.eval.tree_cache import default_cache_dir
 
@@ -116,20 +120,21 @@ def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
                         "played as the exact solver's tables are")
     start = time.time()
     config.output_folder(cfg.out)
-    solver = HeadsUpMCCFR(rules, seed=cfg.seed, weighting=cfg.weighting)
+    solver = (NumbaHeadsUpMCCFR if cfg.backend == "numba" else HeadsUpMCCFR)(rules, seed=cfg.seed,
+                                                                              weighting=cfg.weighting)
     ckpt = os.path.join(cfg.out, "checkpoint.npz")
     curve_csv = os.path.join(cfg.out, "curve.csv")
     rows: list[dict] = []
     if resume and os.path.exists(ckpt):
         resume_from(ckpt, lambda: solver.load_checkpoint(ckpt))
         rows = [r for r in read_rows(curve_csv, FIELDS, INTS) if r["iteration"] <= solver.iteration]
-        log(f"resumed at iteration {solver.iteration:,} ({len(solver.table):,} information sets)")
+        log(f"resumed at iteration {solver.iteration:,} ({solver.infosets:,} information sets)")
     cache = default_cache_dir()
 
     def measure(path=None) -> dict:
         m = export_strategy(solver, path, cache)
         rows.append({"part": "hand", "iteration": solver.iteration, "cpu_seconds": round(solver.cpu_seconds, 2),
-                     "seconds": round(time.time() - start, 2), "nodes": solver.nodes, "infosets": len(solver.table),
+                     "seconds": round(time.time() - start, 2), "nodes": solver.nodes, "infosets": solver.infosets,
                      "exploitability": m["exploitability"]})
         return m
 
@@ -159,7 +164,7 @@ def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
             n = min(step - solver.iteration % step, cfg.iterations - solver.iteration)
             solver.iterate(n)
             bar.update(n)
-            bar.set_postfix(infosets=f"{len(solver.table):,}", cpu=f"{solver.cpu_seconds:.0f}s")
+            bar.set_postfix(infosets=f"{solver.infosets:,}", cpu=f"{solver.cpu_seconds:.0f}s")
             at = solver.iteration
             if at % cfg.eval_every == 0 and at < cfg.iterations:
                 bar.write(f"iteration {at:,}: exploitability {measure()['exploitability']:.4f}")
@@ -173,12 +178,13 @@ def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
         solver.save_checkpoint(ckpt)
     write_curve()
     summary = {"config": asdict(cfg), "rules_key": rules.key, "algorithm": "es_mccfr (heads-up, exact-solver keys)",
+               "backend": cfg.backend,
                "seed": cfg.seed, "iterations": solver.iteration, "cpu_seconds": solver.cpu_seconds,
                "nodes": solver.nodes, "nodes_per_cpu_second": solver.nodes / max(solver.cpu_seconds, 1e-9),
-               "infosets": len(solver.table), "exploitability": final["exploitability"],
+               "infosets": solver.infosets, "exploitability": final["exploitability"],
                "exploitability_kind": "exact, the real game with its redeal" if rules.redeal else "exact",
                "measurement": final, "wall_seconds": time.time() - start, "strategy": strategy_path}
     atomic_write_text(os.path.join(cfg.out, "summary.json"), json.dumps(summary, indent=2, default=float))
-    log(f"es_mccfr: {solver.iteration:,} iterations, {solver.cpu_seconds:.0f} CPU s, {len(solver.table):,} "
+    log(f"es_mccfr: {solver.iteration:,} iterations, {solver.cpu_seconds:.0f} CPU s, {solver.infosets:,} "
         f"information sets; exploitability {final['exploitability']:.4f}; strategy: {strategy_path}")
     return summary

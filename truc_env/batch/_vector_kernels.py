@@ -1349,3 +1349,10 @@ def first_illegal(actions, mask):
         if a >= 0 and (a >= A or mask[b, a] == 0):
             return b
     return -1
+
+
+# ---------------------------------------------------------------------------- one game's moves, for tree walkers
+# agents.cfr.hu_mccfr_numba walks single games on these rows (a decision applied, a new hand dealt)
+apply_decision = _apply
+new_episode = _new_episode
+begin_hand = _begin_hand

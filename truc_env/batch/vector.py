@@ -280,6 +280,14 @@ class VectorEnv:
         """(B, sides) each game's score now (at an episode's first decision: its starting score)."""
         return self._impl.scores()
 
+    def kernel_state(self) -> tuple:
+        """The numba kernel's arrays in its step's order (``g, p, ladder, strength, decided, manilha, sigtrue,
+        rng, callq, sigq, sigs, hands, old_hands, played, tcards, tseats, twin, tlead, deck``): a row per game,
+        for code that walks single games on the kernel (:mod:`agents.cfr.hu_mccfr_numba`)."""
+        if self.backend != "numba" or self.rules.put_n:
+            raise TrucError("kernel_state is the main numba kernel's (backend='numba', not put_n)")
+        return self._impl._state()
+
     def _check(self, actions: np.ndarray) -> None:
         bad = self._impl.first_illegal(actions)
         if bad >= 0:
