@@ -263,3 +263,14 @@ def test_a_checkpoint_of_the_other_backend_or_garbled_is_refused(tmp_path):
         a.load_checkpoint(str(tmp_path / "cut.npz"))
     with pytest.raises(TrucError, match="backend: loop is for heads-up MCCFR"):
         CFRConfig(variant="le_truc_4p", algorithm="es_mccfr", backend="loop").validate()
+
+
+def test_kernel_state_is_the_main_kernels_only():
+    from truc_env.batch.vector import VectorEnv
+
+    with pytest.raises(TrucError, match="kernel_state is the main numba kernel's"):
+        VectorEnv("le_truc", 2, backend="loop").kernel_state()
+    with pytest.raises(TrucError, match="kernel_state is the main numba kernel's"):
+        VectorEnv("put_n", 2, backend="numba").kernel_state()
+    g = VectorEnv("le_truc", 3, backend="numba", observe=False).kernel_state()[0]
+    assert g.shape[0] == 3

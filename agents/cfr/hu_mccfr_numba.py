@@ -7,8 +7,8 @@ is that. This one walks the same games on the kernel of :mod:`truc_env.batch.vec
 traversal: a traverser's decision copies its row once per action, a sampled decision steps the row in place.
 The key is the same information set (role, redeal, dealt hand as strength classes, public labels since the
 deal) hashed to 64 bits as the walk goes, so the tables live in flat arrays: an open-addressing index from
-key to row, the regrets and average-strategy sums of each row side by side. Two keys of the ~10⁷ that meet
-in a 64-bit hash collide with probability about 10⁻⁵; a collision between two decisions with different
+key to row, the regrets and average-strategy sums of each row side by side. Two of the real heads-up Le Truc's
+22 M keys collide in 64 bits with probability about 10⁻⁵; a collision between two decisions with different
 actions stops the run with an error rather than mixing them.
 
 Same algorithm, not the same random numbers: the deals come from the kernel's streams and the opponents'
