@@ -261,6 +261,9 @@ def test_a_checkpoint_of_the_other_backend_or_garbled_is_refused(tmp_path):
     np.savez(tmp_path / "cut.npz", **{**parts, "values": parts["values"][:-3]})
     with pytest.raises(TrucError, match="corrupt checkpoint"):
         a.load_checkpoint(str(tmp_path / "cut.npz"))
+    run(_cfg(tmp_path, "run", 10, backend="loop"), log=lambda *a: None)
+    with pytest.raises(TrucError, match="written with backend: loop"):
+        run(_cfg(tmp_path, "run", 20, backend="numba"), resume=True, log=lambda *a: None)
     with pytest.raises(TrucError, match="backend: loop is for heads-up MCCFR"):
         CFRConfig(variant="le_truc_4p", algorithm="es_mccfr", backend="loop").validate()
 

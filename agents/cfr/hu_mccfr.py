@@ -77,6 +77,7 @@ class HeadsUpMCCFR:
     """Regret and average-strategy rows per information set, and external-sampling iterations."""
 
     BACKEND = "loop"  # games on engine.State objects (agents.cfr.hu_mccfr_numba: on the numba kernel)
+    CHECKPOINT_FORMAT = CHECKPOINT_FORMAT
 
     def __init__(self, rules, seed: int = 0, weighting: str = "linear", dealer: int = 0):
         why = unsupported_reason(rules)

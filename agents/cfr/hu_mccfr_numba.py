@@ -385,6 +385,7 @@ class NumbaHeadsUpMCCFR:
     """:class:`agents.cfr.hu_mccfr.HeadsUpMCCFR`'s iterations and keys on the numba kernel (see the module)."""
 
     BACKEND = "numba"
+    CHECKPOINT_FORMAT = CHECKPOINT_FORMAT
 
     def __init__(self, rules, seed: int = 0, weighting: str = "linear", dealer: int = 0, capacity: int = 1 << 20):
         why = unsupported_reason(rules)

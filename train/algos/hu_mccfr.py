@@ -126,7 +126,14 @@ def run_hu_mccfr(cfg, rules, resume: bool, deadline: float, log=print) -> dict:
     curve_csv = os.path.join(cfg.out, "curve.csv")
     rows: list[dict] = []
     if resume and os.path.exists(ckpt):
-        resume_from(ckpt, lambda: solver.load_checkpoint(ckpt))
+        try:
+            resume_from(ckpt, lambda: solver.load_checkpoint(ckpt))
+        except TrucError as e:  # the other backend's checkpoint: say which setting reads it
+            for backend, kind in (("loop", HeadsUpMCCFR), ("numba", NumbaHeadsUpMCCFR)):
+                if f"(format {kind.CHECKPOINT_FORMAT!r})" in str(e):
+                    raise TrucError(f"{e}; it was written with backend: {backend} (--set backend={backend} "
+                                    "resumes it)") from None
+            raise
         rows = [r for r in read_rows(curve_csv, FIELDS, INTS) if r["iteration"] <= solver.iteration]
         log(f"resumed at iteration {solver.iteration:,} ({solver.infosets:,} information sets)")
     cache = default_cache_dir()
