@@ -245,7 +245,7 @@ class HeadsUpMCCFR:
     @classmethod
     def from_checkpoint(cls, path: str) -> HeadsUpMCCFR:
         """A solver restored from a checkpoint file (its Rules and settings from the header)."""
-        h = read_header(read_npz(path, "MCCFR checkpoint"), path, CHECKPOINT_FORMAT)
+        h = read_header(read_npz(path, "MCCFR checkpoint"), path, cls.CHECKPOINT_FORMAT)
         solver = cls(make_rules(h["variant"], **h["options"]), seed=h["seed"], weighting=h["weighting"],
                      dealer=h["dealer"])
         solver.load_checkpoint(path)

@@ -28,16 +28,15 @@ from numba import njit
 
 import truc_env
 from agents.cfr.abstraction import make_abstraction
-from agents.cfr.hu_mccfr import unsupported_reason
+from agents.cfr.hu_mccfr import HeadsUpMCCFR, unsupported_reason
 from agents.cfr.labels import NATURE, PLAY
-from agents.cfr.mccfr import atomic_savez, json_bytes, read_checkpoint, read_header, read_npz
+from agents.cfr.mccfr import atomic_savez, json_bytes, read_checkpoint
 from truc_env.batch import _vector_kernels as K
 from truc_env.batch._kernel_cache import ready
 from truc_env.batch.vector import VectorEnv
 from truc_env.errors import TrucError
 from truc_env.game import hand_rules
 from truc_env.game.actions import layout_of
-from truc_env.game.rules import make_rules
 
 NAME = "exact-solver-keys-v1"  # the information sets of HeadsUpMCCFR
 CHECKPOINT_FORMAT = "truc-hu-mccfr-numba-checkpoint"
@@ -503,14 +502,7 @@ class NumbaHeadsUpMCCFR:
         atomic_savez(path, compressed=False, header=json_bytes(header), keys=keys, rows=rows,
                      values=self.vals[:int(self.stats[S_USED])], deal_rng=self.state[7].copy(), srng=self.srng.copy())
 
-    @classmethod
-    def from_checkpoint(cls, path: str) -> NumbaHeadsUpMCCFR:
-        """A solver restored from a checkpoint file (its Rules and settings from the header)."""
-        h = read_header(read_npz(path, "MCCFR checkpoint"), path, CHECKPOINT_FORMAT)
-        solver = cls(make_rules(h["variant"], **h["options"]), seed=h["seed"], weighting=h["weighting"],
-                     dealer=h["dealer"])
-        solver.load_checkpoint(path)
-        return solver
+    from_checkpoint = classmethod(HeadsUpMCCFR.from_checkpoint.__func__)  # the same restore, this class's format
 
     def load_checkpoint(self, path: str) -> None:
         """Restore tables, counters and generator states from a checkpoint of the same Rules and settings."""
